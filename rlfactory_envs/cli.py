@@ -1,0 +1,131 @@
+"""The ``rlf`` command: ``rollout`` (the main job), ``serve`` (a tool server), ``bench``, ``list``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import rlfactory_envs
+from rlfactory_envs.rollout.policy import OpenAIChatPolicy
+from rlfactory_envs.rollout.runner import run_rollouts
+
+TOOL_SERVERS = ("search", "sleep")
+
+
+def _env_kwargs(pairs: list[str], raw_json: str | None) -> dict[str, Any]:
+    kwargs: dict[str, Any] = json.loads(raw_json) if raw_json else {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--set expects key=value, got {pair!r}")
+        try:
+            kwargs[key] = json.loads(value)
+        except json.JSONDecodeError:
+            kwargs[key] = value
+    return kwargs
+
+
+def rollout(args: argparse.Namespace) -> int:
+    if args.policy == "openai":
+        if not args.model:
+            raise SystemExit("--policy openai needs --model (the served model name)")
+        extra = json.loads(args.extra_body) if args.extra_body else None
+
+        def factory(env: Any) -> Any:
+            return OpenAIChatPolicy(args.base_url, args.model, api_key=args.api_key, temperature=args.temperature,
+                                    max_tokens=args.max_tokens, extra_body=extra)
+    else:
+        def factory(env: Any) -> Any:
+            return env.scripted_policy()
+
+    kwargs = _env_kwargs(args.set, args.env_kwargs)
+    out_path = Path(args.out) if args.out else None
+    out = out_path.open("w", encoding="utf-8") if out_path else None
+    try:
+        summary, _ = asyncio.run(run_rollouts(args.env_id, factory, args.n, batch_size=args.batch_size,
+                                              seed=args.seed, env_kwargs=kwargs, out=out,
+                                              progress=not args.no_progress))
+    finally:
+        if out is not None:
+            out.close()
+    print(summary.table())
+    if out_path:
+        print(f"trajectories: {out_path}")
+    if args.summary_json:
+        Path(args.summary_json).write_text(json.dumps(summary.__dict__, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def serve(args: argparse.Namespace, rest: list[str]) -> int:
+    from tool_servers.launch import serve as serve_server
+
+    module = importlib.import_module(f"tool_servers.{args.server}")
+    if args.server == "search" and "--corpus" not in rest:
+        from rlfactory_envs.search.tasks import SAMPLE_CORPUS_PATH
+        rest = [*rest, "--corpus", str(SAMPLE_CORPUS_PATH)]
+    serve_server(module.build_server, rest)
+    return 0
+
+
+def bench(rest: list[str]) -> int:
+    from rlfactory_envs.benchmarks import main as bench_main
+    return bench_main(rest)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rlf", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ro = sub.add_parser("rollout", help="run episodes with a policy and write trajectories as JSONL")
+    ro.add_argument("env_id", help="e.g. rlf/Search-NQ-v0 (see `rlf list`)")
+    ro.add_argument("--policy", choices=["scripted", "openai"], default="scripted",
+                    help="scripted: the env's offline baseline; openai: an OpenAI-compatible chat endpoint")
+    ro.add_argument("-n", type=int, default=32, help="episodes (default 32)")
+    ro.add_argument("--batch-size", type=int, default=64, help="episodes stepped together (default 64)")
+    ro.add_argument("--seed", type=int, default=0, help="episode i is reset with seed+i (default 0)")
+    ro.add_argument("--out", help="trajectories JSONL file")
+    ro.add_argument("--summary-json", help="also write the summary as JSON here")
+    ro.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="env keyword argument (JSON value or string), e.g. --set max_turns=6; repeatable")
+    ro.add_argument("--env-kwargs", help="env keyword arguments as one JSON object")
+    ro.add_argument("--base-url", default="http://127.0.0.1:8000/v1", help="OpenAI-compatible endpoint")
+    ro.add_argument("--model", help="model name served at --base-url")
+    ro.add_argument("--api-key", default="EMPTY")
+    ro.add_argument("--temperature", type=float, default=0.0)
+    ro.add_argument("--max-tokens", type=int, default=1024)
+    ro.add_argument("--extra-body", help="JSON merged into each request (e.g. vLLM sampling options)")
+    ro.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    sv = sub.add_parser("serve", help="run a tool server (extra arguments go to the server)")
+    sv.add_argument("server", choices=TOOL_SERVERS)
+
+    sub.add_parser("bench", help="run the benchmarks (extra arguments go to the benchmark, see `rlf bench -h`)",
+                   add_help=False)
+    sub.add_parser("list", help="list the registered environment ids")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "serve":
+        return serve(args, rest)
+    if args.command == "bench":
+        return bench(rest)
+    if rest:
+        parser.error(f"unrecognised arguments: {' '.join(rest)}")
+    if args.command == "list":
+        for env_id in rlfactory_envs.ENVIRONMENTS:
+            print(env_id)
+        return 0
+    return rollout(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""``EnvBatch``: step many envs in one call, with every tool call of the batch in flight at once.
+
+All envs of a batch that share a toolbox are stepped together on the toolbox's loop, handed over in one thread
+hop; there the toolbox merges their calls to a batched tool into one MCP request per server. Results align
+one-to-one with the inputs whatever the order of completion, and one env's failure never takes the others down:
+an unexpected error ends that env's episode as truncated, with the error in ``info["error"]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import gymnasium as gym
+
+from rlfactory_envs.kernel.env import EpisodeOver, ToolEnv
+
+
+class StepResult(NamedTuple):
+    observation: str
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: dict[str, Any]
+
+
+class EnvBatch:
+    """A fixed list of ``ToolEnv``s stepped together. ``None`` as an action leaves that env alone."""
+
+    def __init__(self, envs: Sequence[ToolEnv]):
+        if not envs:
+            raise ValueError("an EnvBatch needs at least one env")
+        self.envs = [getattr(env, "unwrapped", env) for env in envs]
+        for env in self.envs:
+            if not isinstance(env, ToolEnv):
+                raise TypeError(f"EnvBatch steps ToolEnv instances, got {type(env).__name__}")
+
+    @classmethod
+    def make(cls, env_id: str, n: int, **kwargs: Any) -> EnvBatch:
+        """``n`` envs from ``gym.make(env_id, **kwargs)``; equal kwargs share one toolbox."""
+        return cls([gym.make(env_id, **kwargs).unwrapped for _ in range(n)])
+
+    def __len__(self) -> int:
+        return len(self.envs)
+
+    async def areset(self, seeds: Sequence[int | None] | None = None,
+                     options: Sequence[dict[str, Any] | None] | None = None) -> list[tuple[str, dict[str, Any]]]:
+        """Reset every env (``seeds[i]``, ``options[i]`` when given)."""
+        seeds = list(seeds) if seeds is not None else [None] * len(self)
+        options = list(options) if options is not None else [None] * len(self)
+        if len(seeds) != len(self) or len(options) != len(self):
+            raise ValueError("seeds and options must have one entry per env")
+        return list(await asyncio.gather(*(env.areset(seed=s, options=o)
+                                           for env, s, o in zip(self.envs, seeds, options))))
+
+    async def astep(self, actions: Sequence[str | None]) -> list[StepResult | None]:
+        """Step env ``i`` with ``actions[i]``; ``None`` skips it (its result is ``None``)."""
+        if len(actions) != len(self):
+            raise ValueError(f"got {len(actions)} actions for {len(self)} envs")
+        for i, (env, action) in enumerate(zip(self.envs, actions)):
+            if action is not None and env.done:
+                raise EpisodeOver(f"env {i} of the batch has ended: reset it or pass None as its action")
+            if action is not None and not isinstance(action, str):
+                raise TypeError(f"action {i} must be str or None, got {type(action).__name__}")
+        results: list[StepResult | None] = [None] * len(self)
+        groups: dict[int, list[int]] = {}
+        for i, action in enumerate(actions):
+            if action is not None:
+                groups.setdefault(id(self.envs[i].toolbox), []).append(i)
+        await asyncio.gather(*(self._step_group(members, actions, results) for members in groups.values()))
+        return results
+
+    async def _step_group(self, members: list[int], actions: Sequence[str | None],
+                          results: list[StepResult | None]) -> None:
+        toolbox = self.envs[members[0]].toolbox
+        await toolbox.astart()
+
+        async def step_all() -> list[Any]:
+            return await asyncio.gather(*(self.envs[i].astep(actions[i]) for i in members),  # type: ignore[arg-type]
+                                        return_exceptions=True)
+
+        outcomes = await toolbox.run_async(step_all())
+        for i, outcome in zip(members, outcomes):
+            results[i] = self._as_result(self.envs[i], outcome)
+
+    @staticmethod
+    def _as_result(env: ToolEnv, outcome: Any) -> StepResult:
+        if isinstance(outcome, BaseException):
+            env.abort(f"{type(outcome).__name__}: {outcome}")
+            info = {"dataset": env.tasks.name, "task_id": getattr(env.task, "task_id", None), "turn": env.turn,
+                    "error": f"{type(outcome).__name__}: {outcome}"}
+            return StepResult("", float(env.reward_range[0]), False, True, info)
+        return StepResult(*outcome)
+
+    def reset(self, seeds: Sequence[int | None] | None = None,
+              options: Sequence[dict[str, Any] | None] | None = None) -> list[tuple[str, dict[str, Any]]]:
+        return asyncio.run(self.areset(seeds, options))
+
+    def step(self, actions: Sequence[str | None]) -> list[StepResult | None]:
+        return asyncio.run(self.astep(actions))
+
+    def close(self) -> None:
+        for env in self.envs:
+            env.close()

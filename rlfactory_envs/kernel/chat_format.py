@@ -1,0 +1,83 @@
+"""Observation markers: the exact text an env appends after the model's response.
+
+A ``ChatFormat`` turns one turn's tool results and feedback into the text that follows the model's raw response
+in the transcript, so that ``prompt + response_1 + observation_1 + response_2 + ...`` is the whole episode in the
+policy's own format and trainers tokenise only the new text (token-in, token-out).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from rlfactory_envs.kernel.tool_call import ToolResult
+
+IM_START, IM_END = "<|im_start|>", "<|im_end|>"
+
+
+class ChatFormat(Protocol):
+    """Renders the environment's side of a turn. ``feedback`` is guidance not tied to one call (or ``None``)."""
+
+    name: str
+
+    def observation(self, response: str, results: Sequence[ToolResult], feedback: str | None) -> str: ...
+
+
+class Qwen3ChatFormat:
+    """Qwen3 / Hermes ChatML, byte-for-byte what the official Qwen3 chat template renders.
+
+    The observation closes the assistant turn (``<|im_end|>\\n``, or only the newline when the response already
+    ends with ``<|im_end|>``), opens a user turn holding each result as ``\\n<tool_response>\\n...\\n</tool_response>``
+    (feedback follows as plain text), closes it, and opens the next assistant turn. With
+    ``enable_thinking=False`` the empty ``<think>\\n\\n</think>\\n\\n`` block that Qwen3 expects is added.
+    """
+
+    name = "qwen3"
+
+    def __init__(self, enable_thinking: bool = True):
+        self.enable_thinking = enable_thinking
+
+    def close_turn(self, response: str) -> str:
+        if response.endswith(IM_END):
+            return "\n"
+        if response.endswith(IM_END + "\n"):
+            return ""
+        return IM_END + "\n"
+
+    def assistant_header(self) -> str:
+        header = f"{IM_START}assistant\n"
+        return header if self.enable_thinking else header + "<think>\n\n</think>\n\n"
+
+    def observation(self, response: str, results: Sequence[ToolResult], feedback: str | None) -> str:
+        body = "".join(f"\n<tool_response>\n{r.text}\n</tool_response>" for r in results)
+        if feedback:
+            body = f"{body}\n{feedback}" if body else f"\n{feedback}"
+        return f"{self.close_turn(response)}{IM_START}user{body}{IM_END}\n{self.assistant_header()}"
+
+
+class SearchR1Format:
+    """Search-R1's plain-text protocol: results as ``\\n\\n<information>...</information>\\n\\n``.
+
+    Feedback (an invalid action) is a line of its own, ``\\n{feedback}\\n``, as Search-R1 does.
+    """
+
+    name = "search_r1"
+
+    def observation(self, response: str, results: Sequence[ToolResult], feedback: str | None) -> str:
+        text = ""
+        if results:
+            joined = "\n".join(r.text.strip() for r in results)
+            text = f"\n\n<information>{joined}</information>\n\n"
+        if feedback:
+            text += f"\n{feedback}\n"
+        return text
+
+
+CHAT_FORMATS = {"qwen3": Qwen3ChatFormat, "hermes": Qwen3ChatFormat, "search_r1": SearchR1Format}
+
+
+def make_chat_format(name: str, **kwargs) -> ChatFormat:
+    try:
+        return CHAT_FORMATS[name](**kwargs)
+    except KeyError:
+        raise ValueError(f"unknown chat format {name!r}; choose one of {sorted(CHAT_FORMATS)}") from None

@@ -1,0 +1,304 @@
+"""``ToolEnv``: a Gymnasium environment whose observations and actions are text and whose tools are MCP tools.
+
+One episode, as data::
+
+    obs, info = env.reset(seed=s)          # obs: the task prompt (the user message); info["messages"], info["tools"]
+    obs, r, terminated, truncated, info = env.step(response)   # response: the model's raw text
+
+``step`` parses the response (pluggable ``ActionParser``), runs its tool calls through the shared ``Toolbox``
+and returns as ``obs`` exactly the text to append after the response (pluggable ``ChatFormat``), so that
+``prompt + response_1 + obs_1 + response_2 + ...`` is the transcript in the policy's own format. The first
+observation is the prompt's content; trainers render it with ``info["messages"]`` and ``info["tools"]`` through
+their chat template.
+
+Semantics:
+- ``terminated``: the agent gave a final answer; the reward is scored then, and ``obs`` is ``""``.
+- ``truncated``: a budget ran out (``max_turns`` responses, or ``max_episode_seconds``); ``obs`` is ``""``, tools
+  of that last response are not run, and the reward is that of an episode without an answer. Never both.
+- Any string is a legal action. Malformed calls, unknown tools, bad arguments, timeouts and dead servers come
+  back as observation text and ``info`` fields, never as exceptions. ``step`` after the end raises.
+- ``info`` is deterministic for a seed and actions (timings only with ``record_timings=True``), and fresh on
+  every call.
+
+Subclasses (one per family) supply the tasks, the prompt and the reward; see ``rlfactory_envs.search.env``.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+
+from rlfactory_envs.kernel.chat_format import ChatFormat
+from rlfactory_envs.kernel.parsers import ActionParser
+from rlfactory_envs.kernel.task_source import TaskSource
+from rlfactory_envs.kernel.text_space import UnicodeText
+from rlfactory_envs.kernel.tool_call import ToolResult
+from rlfactory_envs.kernel.toolbox import Toolbox, ToolSpec, acquire_toolbox
+from reward_models.base import Reward, RewardInput, RewardModel
+
+MAX_FEEDBACK_CHARS = 2048
+_MARKUP_ALLOWANCE = 512  # chat-format markup around one turn's results (headers, tags, newlines)
+
+
+class EpisodeOver(RuntimeError):
+    """``step`` was called after ``terminated`` or ``truncated``, or before ``reset``."""
+
+
+def clip_text(text: str, limit: int, what: str) -> str:
+    """``text`` cut to at most ``limit`` characters, ending with a note that says how much was cut."""
+    if len(text) <= limit:
+        return text
+    note = f"\n[... {what} cut: {len(text) - limit:,} more characters]"
+    keep = max(0, limit - len(note))
+    return text[:keep] + note[: limit - keep]
+
+
+class ToolEnv(gym.Env[str, str]):
+    """A text, multi-turn, tool-using environment. Subclasses implement the four family hooks at the bottom."""
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(
+        self,
+        *,
+        tasks: TaskSource[Any],
+        tool_servers: Mapping[str, Any] | str,
+        parser: ActionParser,
+        chat_format: ChatFormat,
+        reward_model: RewardModel,
+        max_turns: int = 4,
+        max_action_chars: int = 65_536,
+        max_prompt_chars: int = 65_536,
+        max_tool_response_chars: int = 8_192,
+        max_episode_seconds: float | None = None,
+        record_timings: bool = False,
+        render_mode: str | None = None,
+    ):
+        if max_turns < 1:
+            raise ValueError("max_turns must be at least 1")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
+        self.tasks = tasks
+        self.parser = parser
+        self.chat_format = chat_format
+        self.reward_model = reward_model
+        self.max_turns = max_turns
+        self.max_action_chars = max_action_chars
+        self.max_prompt_chars = max_prompt_chars
+        self.max_tool_response_chars = max_tool_response_chars
+        self.max_episode_seconds = max_episode_seconds
+        self.record_timings = record_timings
+        self.render_mode = render_mode
+        self.reward_range = reward_model.reward_range
+
+        calls_per_turn = getattr(parser, "max_tool_calls", 1)
+        step_limit = calls_per_turn * (max_tool_response_chars + 64) + MAX_FEEDBACK_CHARS + _MARKUP_ALLOWANCE
+        self.max_observation_chars = max(max_prompt_chars, step_limit)
+        self.observation_space = UnicodeText(self.max_observation_chars)
+        self.action_space = UnicodeText(max_action_chars)
+
+        self.toolbox: Toolbox = acquire_toolbox(tool_servers)
+        self._closed = False
+        self.task: Any = None
+        self.turn = 0
+        self._done = True
+        self._started_at = 0.0
+        self._transcript: list[str] = []
+        self._messages: list[dict[str, Any]] = []
+
+    # -- Gymnasium API ---------------------------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start an episode. ``options={"task": {...}}`` pins a task given in full, ``{"task_id": id}`` one of
+        the dataset; otherwise the task is drawn with the env's seeded RNG (same seed, same task)."""
+        super().reset(seed=seed)
+        self.toolbox.start()
+        return self._begin(self._choose_task(options), self.toolbox.specs)
+
+    async def areset(self, *, seed: int | None = None,
+                     options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """``reset`` as a coroutine: connecting the toolbox never blocks the caller's loop."""
+        super().reset(seed=seed)
+        task = self._choose_task(options)
+        await self.toolbox.astart()
+        return self._begin(task, self.toolbox.specs)
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """One turn: parse ``action``, run its tool calls, return ``(obs, reward, terminated, truncated, info)``."""
+        self._check_can_step(action)
+        return self.toolbox.run_blocking(self.astep(action))
+
+    async def astep(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """``step`` as a coroutine; every tool call of the response is in flight at once."""
+        self._check_can_step(action)
+        self.turn += 1
+        started = time.perf_counter()
+        notes: list[str] = []
+        text = action
+        if len(action) > self.max_action_chars:
+            notes.append(f"Your response was {len(action):,} characters long; only the first "
+                         f"{self.max_action_chars:,} were read.")
+            text = action[: self.max_action_chars]
+        parsed = self.parser.parse(text)
+        info: dict[str, Any] = self._base_info()
+        info["tool_calls"] = [call.to_dict() for call in parsed.tool_calls]
+        info["parse_errors"] = list(parsed.errors)
+        assistant = {"role": "assistant", "content": action}
+
+        if parsed.answer is not None:
+            return await self._finish(action, parsed.answer, info, assistant, terminated=True, reason=None)
+        if self.turn >= self.max_turns:
+            return await self._finish(action, None, info, assistant, terminated=False, reason="max_turns")
+        if self.max_episode_seconds is not None and time.monotonic() - self._started_at > self.max_episode_seconds:
+            return await self._finish(action, None, info, assistant, terminated=False, reason="max_episode_seconds")
+
+        results = await self.toolbox.acall_many(parsed.tool_calls)
+        results = [self._clip_result(r) for r in results]
+        feedback_lines = notes + parsed.errors
+        if parsed.is_empty and not parsed.errors:
+            feedback_lines.append(self.invalid_action_feedback())
+        feedback = clip_text("\n".join(feedback_lines), MAX_FEEDBACK_CHARS, "feedback") if feedback_lines else None
+        obs = clip_text(self.chat_format.observation(action, results, feedback), self.max_observation_chars,
+                        "observation")
+
+        new_messages = [assistant] + [{"role": "tool", "name": r.name, "content": r.text} for r in results]
+        if feedback:
+            new_messages.append({"role": "user", "content": feedback})
+        self._record(action, obs, new_messages)
+        info["messages"] = copy.deepcopy(new_messages)
+        info["tool_results"] = [{"name": r.name, "text": r.text, "is_error": r.is_error, "server": r.server}
+                                for r in results]
+        if self.record_timings:
+            info["tool_latency_s"] = [r.latency_s for r in results]
+            info["step_seconds"] = time.perf_counter() - started
+        return obs, 0.0, False, False, info
+
+    def render(self) -> str | None:
+        """With ``render_mode="ansi"``: the transcript so far (prompt, responses and observations)."""
+        if self.render_mode == "ansi":
+            return "".join(self._transcript)
+        return None
+
+    def close(self) -> None:
+        """Release this env's share of the toolbox (the last env to close shuts it down). Idempotent."""
+        if not self._closed:
+            self._closed = True
+            self.toolbox.release()
+        super().close()
+
+    def abort(self, reason: str) -> None:
+        """End the episode after an internal failure (what ``EnvBatch`` does so a batch goes on)."""
+        self._done = True
+        self._transcript.append("")
+        self._messages.append({"role": "system", "content": f"episode aborted: {reason}"})
+
+    # -- episode bookkeeping ---------------------------------------------------------------------------------
+
+    @property
+    def done(self) -> bool:
+        """True before the first reset and after the episode ended."""
+        return self._done
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The whole episode as chat messages (a copy)."""
+        return copy.deepcopy(self._messages)
+
+    @property
+    def transcript(self) -> str:
+        """``prompt + response_1 + obs_1 + ...``: the whole episode as text."""
+        return "".join(self._transcript)
+
+    def _choose_task(self, options: dict[str, Any] | None) -> Any:
+        options = options or {}
+        if "task" in options:
+            if not isinstance(options["task"], Mapping):
+                raise ValueError("options['task'] must be a dict describing the task")
+            return self.task_from_dict(options["task"])
+        if "task_id" in options:
+            return self.tasks.by_id(str(options["task_id"]))
+        return self.tasks[int(self.np_random.integers(len(self.tasks)))]
+
+    def _begin(self, task: Any, specs: list[ToolSpec]) -> tuple[str, dict[str, Any]]:
+        messages = self.initial_messages(task, specs)
+        prompt = messages[-1]["content"]
+        if len(prompt) > self.max_prompt_chars:
+            raise ValueError(f"the task prompt has {len(prompt):,} characters, over max_prompt_chars="
+                             f"{self.max_prompt_chars:,}")
+        self.task, self.turn, self._done = task, 0, False
+        self._started_at = time.monotonic()
+        self._messages = copy.deepcopy(messages)
+        self._transcript = [prompt]
+        info = self._base_info()
+        info["task"] = self.task_to_dict(task)
+        info["messages"] = copy.deepcopy(messages)
+        info["tools"] = [spec.openai_schema() for spec in copy.deepcopy(specs)]
+        return prompt, info
+
+    def _base_info(self) -> dict[str, Any]:
+        return {"dataset": self.tasks.name, "task_id": getattr(self.task, "task_id", None), "turn": self.turn}
+
+    def _check_can_step(self, action: Any) -> None:
+        if self._done:
+            raise EpisodeOver("the episode is over (or was never started): call reset() before step()")
+        if not isinstance(action, str):
+            raise TypeError(f"an action is the model's response text (str), got {type(action).__name__}")
+
+    def _clip_result(self, result: ToolResult) -> ToolResult:
+        if len(result.text) <= self.max_tool_response_chars:
+            return result
+        text = clip_text(result.text, self.max_tool_response_chars, "tool response")
+        return ToolResult(result.name, text, result.is_error, result.latency_s, result.server, result.call_id)
+
+    def _record(self, action: str, obs: str, new_messages: list[dict[str, Any]]) -> None:
+        self._transcript += [action, obs]
+        self._messages += new_messages
+
+    async def _finish(self, action: str, answer: str | None, info: dict[str, Any], assistant: dict[str, Any],
+                      *, terminated: bool, reason: str | None) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        reward = await self._score(answer, action)
+        self._done = True
+        self._record(action, "", [assistant])
+        info["messages"] = [dict(assistant)]
+        info["tool_results"] = []
+        info["answer"] = answer
+        info["reward_parts"] = dict(reward.parts)
+        info["reward_reason"] = reward.reason
+        if reason is not None:
+            info["truncation_reason"] = reason
+        return "", float(reward.value), terminated, not terminated, info
+
+    async def _score(self, answer: str | None, response: str) -> Reward:
+        try:
+            reward = await self.reward_model.score(RewardInput(task=self.task, answer=answer, response=response))
+        except Exception as exc:  # noqa: BLE001 - a reward bug must not lose the trajectory
+            return Reward(self.reward_range[0], {}, f"reward model failed: {exc!r}")
+        low, high = self.reward_range
+        return Reward(min(max(float(reward.value), low), high), reward.parts, reward.reason)
+
+    # -- family hooks ----------------------------------------------------------------------------------------
+
+    def task_from_dict(self, data: Mapping[str, Any]) -> Any:
+        """Build a task from ``options["task"]``; ``ValueError`` says what is missing."""
+        raise NotImplementedError
+
+    def task_to_dict(self, task: Any) -> dict[str, Any]:
+        """A fresh JSON-ready dict describing ``task`` (for ``info["task"]`` and trajectory files)."""
+        return task.to_dict()
+
+    def initial_messages(self, task: Any, tools: list[ToolSpec]) -> list[dict[str, Any]]:
+        """The chat messages that open an episode; the last one is the user prompt (the first observation)."""
+        raise NotImplementedError
+
+    def scripted_policy(self) -> Any:
+        """An offline baseline policy that really uses this env's tools (``rlf rollout --policy scripted``)."""
+        raise NotImplementedError(f"{type(self).__name__} has no scripted baseline policy")
+
+    def invalid_action_feedback(self) -> str:
+        """What the model is told when a response neither calls a tool nor answers."""
+        return ("Your response contained neither a tool call nor a final answer. Call a tool, or give the final "
+                "answer between <answer> and </answer>.")

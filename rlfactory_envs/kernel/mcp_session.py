@@ -1,0 +1,130 @@
+"""One long-lived MCP client session, opened and closed by a task of its own.
+
+The SDK's ``Client`` is an async context manager whose task group must be entered and exited by the same task.
+A pooled session outlives the request that opened it, so an owner task holds the context open until ``close``
+or until the transport dies; requests from any task of the same loop go through ``call_tool``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import sys
+from typing import Any
+
+import mcp_types
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from rlfactory_envs.kernel.mcp_config import HttpServerEntry, InProcessServerEntry, ServerEntry, StdioServerEntry
+
+
+class TransportError(Exception):
+    """The session cannot carry requests any more (the server exited, the connection dropped)."""
+
+
+def _client_target(entry: ServerEntry) -> Any:
+    if isinstance(entry, StdioServerEntry):
+        return StdioServerParameters(command=entry.command, args=entry.args, env=entry.env, cwd=entry.cwd)
+    if isinstance(entry, HttpServerEntry):
+        http = create_mcp_http_client(headers=entry.headers or None)
+        return streamable_http_client(entry.url, http_client=http)
+    if isinstance(entry, InProcessServerEntry):
+        module = importlib.import_module(entry.module)
+        return module.build_server(list(entry.args))
+    raise TypeError(f"unknown server entry {type(entry).__name__}")  # pragma: no cover
+
+
+class McpSession:
+    """A connected session to one server. ``open`` raises ``TransportError`` when the server cannot be reached."""
+
+    def __init__(self, name: str, entry: ServerEntry):
+        self.name = name
+        self.entry = entry
+        self._client: Client | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._closing = asyncio.Event()
+
+    @property
+    def alive(self) -> bool:
+        return self._client is not None and self._owner is not None and not self._owner.done()
+
+    async def open(self) -> None:
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._owner = asyncio.create_task(self._own(ready), name=f"mcp-session-{self.name}")
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), self.entry.connect_timeout_s)
+        except asyncio.TimeoutError:
+            await self.close()
+            raise TransportError(f"server {self.name!r} did not answer within {self.entry.connect_timeout_s} s") from None
+        except Exception as exc:
+            await self.close()
+            raise TransportError(f"cannot connect to server {self.name!r}: {exc}") from exc
+
+    async def _own(self, ready: asyncio.Future[None]) -> None:
+        try:
+            # stderr of a stdio server goes to ours: a crashing server's traceback is worth seeing.
+            async with Client(_client_target(self.entry), cache=None, raise_exceptions=False) as client:
+                self._client = client
+                ready.set_result(None)
+                await self._closing.wait()
+        except BaseException as exc:  # the owner must record any failure, cancellation included
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else TransportError(repr(exc)))
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+        finally:
+            self._client = None
+
+    async def list_tools(self) -> list[mcp_types.Tool]:
+        tools: list[mcp_types.Tool] = []
+        cursor: str | None = None
+        for _ in range(100):
+            result = await self._guard(self._require().list_tools(cursor=cursor) if cursor else self._require().list_tools())
+            tools.extend(result.tools)
+            cursor = result.next_cursor
+            if not cursor:
+                break
+        return tools
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+        """One ``tools/call``. Raises ``TransportError`` when the session is unusable; tool errors are results."""
+        return await self._guard(self._require().call_tool(name, arguments))
+
+    def _require(self) -> Client:
+        if not self.alive:
+            raise TransportError(f"the session to server {self.name!r} is closed")
+        assert self._client is not None
+        return self._client
+
+    async def _guard(self, awaitable: Any) -> Any:
+        try:
+            return await awaitable
+        except MCPError as exc:
+            if exc.error.code == mcp_types.CONNECTION_CLOSED or not self.alive:
+                raise TransportError(f"server {self.name!r} closed the connection: {exc}") from exc
+            raise
+        except (OSError, EOFError, asyncio.IncompleteReadError) as exc:
+            raise TransportError(f"server {self.name!r} is unreachable: {exc!r}") from exc
+        except Exception as exc:
+            if not self.alive or type(exc).__module__.startswith(("anyio", "httpx")):
+                raise TransportError(f"server {self.name!r} failed: {exc!r}") from exc
+            raise
+
+    async def close(self) -> None:
+        """Close the session and wait for its owner to finish (a stdio server process is stopped)."""
+        self._closing.set()
+        owner = self._owner
+        if owner is not None and not owner.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(owner), 5.0)
+            except (asyncio.TimeoutError, Exception):
+                owner.cancel()
+                await asyncio.gather(owner, return_exceptions=True)
+        self._client = None
+
+
+def python_executable() -> str:
+    """The interpreter that runs this process, for ``python -m tool_servers.X`` subprocesses."""
+    return sys.executable

@@ -1,0 +1,190 @@
+"""Everything the toolbox does for one MCP server: pooled sessions, a concurrency limit, a deadline per request,
+retry with backoff and reconnect after a transport failure, and merging of concurrent calls to a tool that has a
+batched form (see ``tool_servers.batched_tool``) into one request.
+
+All methods run on the toolbox's own loop. ``call`` never raises: every failure becomes an error ``ToolResult``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from typing import Any
+
+import mcp_types
+from mcp import MCPError
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
+
+from rlfactory_envs.kernel.mcp_config import ServerEntry
+from rlfactory_envs.kernel.mcp_session import McpSession, TransportError
+from rlfactory_envs.kernel.tool_call import ToolResult
+
+BATCH_OF_META_KEY = "rlfactory/batch_of"  # the same key tool_servers.batched_tool writes; servers are not imported
+
+
+class CallTimeout(Exception):
+    pass
+
+
+def result_text(result: mcp_types.CallToolResult) -> str:
+    """The text of a tool result: its text blocks joined; other blocks named, not inlined."""
+    parts = []
+    for block in result.content:
+        if isinstance(block, mcp_types.TextContent):
+            parts.append(block.text)
+        else:
+            parts.append(f"[{getattr(block, 'type', 'non-text')} content omitted]")
+    if not parts and result.structured_content is not None:
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False, default=str))
+    return "\n".join(parts)
+
+
+class _Batcher:
+    """Collects the calls to one tool made in the same loop iteration and sends them as one batched request."""
+
+    def __init__(self, client: ServerClient, tool: str, batch_tool: str, max_batch_size: int):
+        self._client = client
+        self._tool = tool
+        self._batch_tool = batch_tool
+        self._max = max_batch_size
+        self._pending: list[tuple[dict[str, Any], asyncio.Future[tuple[str, bool]]]] = []
+        self._scheduled = False
+
+    def submit(self, arguments: dict[str, Any]) -> asyncio.Future[tuple[str, bool]]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[tuple[str, bool]] = loop.create_future()
+        self._pending.append((arguments, future))
+        if not self._scheduled:
+            self._scheduled = True
+            loop.call_soon(self._flush)
+        return future
+
+    def _flush(self) -> None:
+        self._scheduled = False
+        pending, self._pending = self._pending, []
+        for start in range(0, len(pending), self._max):
+            asyncio.ensure_future(self._send(pending[start:start + self._max]))
+
+    async def _send(self, chunk: list[tuple[dict[str, Any], asyncio.Future[tuple[str, bool]]]]) -> None:
+        if len(chunk) == 1:
+            arguments, future = chunk[0]
+            outcome = await self._client.request(self._tool, arguments)
+            if not future.done():
+                future.set_result(outcome)
+            return
+        text, is_error = await self._client.request(self._batch_tool, {"calls": [args for args, _ in chunk]})
+        outcomes: list[tuple[str, bool]]
+        if is_error:
+            outcomes = [(text, True)] * len(chunk)
+        else:
+            try:
+                entries = json.loads(text)
+                if not isinstance(entries, list) or len(entries) != len(chunk):
+                    raise ValueError("misaligned batch result")
+                outcomes = [(str(e["text"]), bool(e["is_error"])) for e in entries]
+            except (ValueError, KeyError, TypeError) as exc:
+                outcomes = [(f"Error: the batched {self._tool} returned an unreadable result ({exc})", True)] * len(chunk)
+        for (_, future), outcome in zip(chunk, outcomes):
+            if not future.done():
+                future.set_result(outcome)
+
+
+class ServerClient:
+    """The pooled, limited, retried connection to one server, and its tool list."""
+
+    def __init__(self, name: str, entry: ServerEntry):
+        self.name = name
+        self.entry = entry
+        self.tools: list[mcp_types.Tool] = []
+        self._sessions: list[McpSession | None] = [None] * entry.sessions
+        self._slot_locks = [asyncio.Lock() for _ in range(entry.sessions)]
+        self._next_slot = itertools.cycle(range(entry.sessions))
+        self._limit = asyncio.Semaphore(entry.max_concurrency)
+        self._batchers: dict[str, _Batcher] = {}
+
+    async def start(self) -> list[mcp_types.Tool]:
+        """Open every pooled session and read the tool list. Raises ``TransportError`` if the server is unreachable."""
+        await asyncio.gather(*(self._session_at(slot) for slot in range(self.entry.sessions)))
+        session = await self._session_at(0)
+        listed = await session.list_tools()
+        self.tools = []
+        for tool in listed:
+            batch_of = (tool.meta or {}).get(BATCH_OF_META_KEY)
+            if isinstance(batch_of, str):
+                if self.entry.batching:
+                    self._batchers[batch_of] = _Batcher(self, batch_of, tool.name, self.entry.max_batch_size)
+            else:
+                self.tools.append(tool)
+        visible = {tool.name for tool in self.tools}
+        self._batchers = {name: b for name, b in self._batchers.items() if name in visible}
+        return self.tools
+
+    async def _session_at(self, slot: int) -> McpSession:
+        session = self._sessions[slot]
+        if session is not None and session.alive:
+            return session
+        async with self._slot_locks[slot]:
+            session = self._sessions[slot]
+            if session is None or not session.alive:
+                if session is not None:
+                    await session.close()
+                session = McpSession(self.name, self.entry)
+                self._sessions[slot] = None
+                await session.open()
+                self._sessions[slot] = session
+            return session
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
+        """Call ``tool``; merged with concurrent calls when the tool has a batched form."""
+        started = time.perf_counter()
+        batcher = self._batchers.get(tool)
+        if batcher is not None:
+            text, is_error = await batcher.submit(arguments)
+        else:
+            text, is_error = await self.request(tool, arguments)
+        return ToolResult(name=tool, text=text, is_error=is_error, latency_s=time.perf_counter() - started,
+                          server=self.name)
+
+    async def request(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        """One MCP request with the concurrency limit, deadline and retries; ``(text, is_error)``, never raises."""
+        try:
+            async with self._limit:
+                result = await self._request_with_retry(tool, arguments)
+            return result_text(result), bool(result.is_error)
+        except CallTimeout:
+            return (f"Error: the tool {tool!r} did not answer within {self.entry.timeout_s:g} s (deadline); "
+                    "the call was abandoned.", True)
+        except TransportError as exc:
+            return (f"Error: the tool server {self.name!r} is unavailable after {self.entry.retries + 1} "
+                    f"attempts: {exc}", True)
+        except MCPError as exc:
+            return f"Error: the tool server {self.name!r} rejected the call to {tool!r}: {exc}", True
+        except Exception as exc:  # noqa: BLE001 - a tool call must never take an episode down
+            return f"Error: calling {tool!r} failed unexpectedly: {exc!r}", True
+
+    async def _request_with_retry(self, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.entry.retries + 1),
+            wait=wait_exponential_jitter(initial=0.05, max=2.0),
+            retry=retry_if_exception_type(TransportError),
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                slot = next(self._next_slot)
+                session = await self._session_at(slot)
+                try:
+                    return await asyncio.wait_for(session.call_tool(tool, arguments), self.entry.timeout_s)
+                except asyncio.TimeoutError:
+                    raise CallTimeout() from None
+                except TransportError:
+                    await session.close()
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def close(self) -> None:
+        sessions = [s for s in self._sessions if s is not None]
+        self._sessions = [None] * self.entry.sessions
+        await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)

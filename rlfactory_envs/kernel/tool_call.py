@@ -1,0 +1,67 @@
+"""The data that flows through one turn: parsed tool calls, their results, and the parsed action."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call the model asked for: a tool name and a JSON object of arguments.
+
+    ``call_id`` numbers the calls of one response in order (0, 1, ...), so results can be matched back.
+    """
+
+    name: str
+    arguments: dict[str, Any]
+    call_id: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "arguments": self.arguments}
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What one tool call produced, as the text the model will read.
+
+    ``is_error`` is true for anything that is not a normal answer of the tool: an unknown tool, arguments the
+    tool rejected, a deadline, a dead server. ``latency_s`` is the wall time from the call to its result,
+    ``server`` the MCP server that answered (``None`` when the call never reached one).
+    """
+
+    name: str
+    text: str
+    is_error: bool = False
+    latency_s: float = 0.0
+    server: str | None = None
+    call_id: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "text": self.text,
+            "is_error": self.is_error,
+            "latency_s": self.latency_s,
+            "server": self.server,
+        }
+
+
+@dataclass
+class ParsedAction:
+    """What a parser read out of one raw model response.
+
+    - ``tool_calls``: the well-formed calls, in the order they appear (already capped by the parser).
+    - ``answer``: the final answer text when the response gives one, else ``None``.
+    - ``errors``: one clear sentence per problem the model should hear about (a malformed call, a cap that
+      dropped calls). Errors never raise: they are shown to the model in the next observation.
+    """
+
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    answer: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the response neither calls a tool nor answers."""
+        return not self.tool_calls and self.answer is None

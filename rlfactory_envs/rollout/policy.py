@@ -1,0 +1,83 @@
+"""Policies that produce the model's raw response text for an env's current state."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from rlfactory_envs.kernel.chat_format import SearchR1Format
+from rlfactory_envs.kernel.env import ToolEnv
+
+
+class Policy(Protocol):
+    """Answers one turn: the raw text the model would generate after ``observation``."""
+
+    name: str
+
+    async def act(self, env: ToolEnv, observation: str) -> str: ...
+
+
+def tool_calls_as_text(tool_calls: Any) -> str:
+    """OpenAI-style structured ``tool_calls`` written back as Hermes ``<tool_call>`` blocks (what the model emitted)."""
+    blocks = []
+    for call in tool_calls or []:
+        function = call.function
+        try:
+            arguments: Any = json.loads(function.arguments or "{}")
+        except json.JSONDecodeError:
+            arguments = function.arguments
+        blocks.append("<tool_call>\n" + json.dumps({"name": function.name, "arguments": arguments},
+                                                   ensure_ascii=False) + "\n</tool_call>")
+    return "\n".join(blocks)
+
+
+class OpenAIChatPolicy:
+    """Any OpenAI-compatible chat endpoint (``vllm serve`` exposes one) as the policy.
+
+    Tool-calling formats send the episode's messages and the tool schemas; a tool call the server parsed into
+    structured ``tool_calls`` is written back as ``<tool_call>`` text, and a separate ``reasoning_content`` as a
+    ``<think>`` block, so the env sees the model's raw response. The Search-R1 format continues one assistant
+    message (vLLM's ``continue_final_message``) and stops after ``</search>`` or ``</answer>``.
+    """
+
+    name = "openai"
+
+    def __init__(self, base_url: str, model: str, api_key: str = "EMPTY", temperature: float = 0.0,
+                 max_tokens: int = 1024, timeout_s: float = 600.0, extra_body: dict[str, Any] | None = None):
+        from openai import AsyncOpenAI
+
+        self.client = AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s)
+        self.model = model
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.extra_body = dict(extra_body or {})
+        self._tools: dict[int, list[dict[str, Any]]] = {}
+
+    async def act(self, env: ToolEnv, observation: str) -> str:
+        if isinstance(env.chat_format, SearchR1Format):
+            return await self._continue(env)
+        messages = [m for m in env.messages if m["role"] in ("system", "user", "assistant", "tool")]
+        tools = [spec.openai_schema() for spec in env.toolbox.specs]
+        completion = await self.client.chat.completions.create(
+            model=self.model, messages=messages, tools=tools, temperature=self.temperature,
+            max_tokens=self.max_tokens, extra_body=self.extra_body or None)
+        message = completion.choices[0].message
+        text = message.content or ""
+        reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
+        if reasoning:
+            text = f"<think>\n{reasoning}\n</think>\n\n{text}"
+        calls = tool_calls_as_text(message.tool_calls)
+        return f"{text}\n{calls}" if calls and text else (calls or text)
+
+    async def _continue(self, env: ToolEnv) -> str:
+        prompt, so_far = env.messages[0]["content"], env.transcript[len(env.messages[0]["content"]):]
+        messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+        extra = dict(self.extra_body)
+        extra["include_stop_str_in_output"] = True
+        if so_far:
+            messages.append({"role": "assistant", "content": so_far})
+            extra.update(continue_final_message=True, add_generation_prompt=False)
+        completion = await self.client.chat.completions.create(
+            model=self.model, messages=messages, temperature=self.temperature, max_tokens=self.max_tokens,
+            stop=["</search>", "</answer>"], extra_body=extra)
+        return completion.choices[0].message.content or ""

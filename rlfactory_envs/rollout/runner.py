@@ -1,0 +1,176 @@
+"""The rollout loop: run N episodes of an env with a policy, batch by batch, and summarise them.
+
+Within a batch every env steps together (``EnvBatch``): the policy answers all live episodes concurrently, then
+every tool call of the batch is in flight at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import gymnasium as gym
+import numpy as np
+from tqdm import tqdm
+
+from rlfactory_envs.kernel.batch import EnvBatch
+from rlfactory_envs.kernel.env import ToolEnv
+from rlfactory_envs.rollout.policy import Policy
+
+
+@dataclass
+class EpisodeRecord:
+    """One finished episode, as written to the trajectories file."""
+
+    env_id: str
+    seed: int
+    dataset: str
+    task: dict[str, Any]
+    messages: list[dict[str, Any]]
+    transcript: str
+    reward: float
+    reward_parts: dict[str, float]
+    answer: str | None
+    terminated: bool
+    truncated: bool
+    turns: int
+    tool_calls: int
+    tool_errors: int
+    tool_latency_s: list[float] = field(default_factory=list)
+    error: str | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(self.__dict__, ensure_ascii=False)
+
+
+@dataclass
+class RolloutSummary:
+    episodes: int
+    mean_reward: float
+    mean_turns: float
+    tool_calls: int
+    tool_errors: int
+    tool_latency_ms: dict[str, float]
+    steps: int
+    seconds: float
+    steps_per_s: float
+    episodes_per_s: float
+    truncated: int
+    failed: int
+
+    def table(self) -> str:
+        rows = [
+            ("episodes", f"{self.episodes}"),
+            ("mean reward", f"{self.mean_reward:.4f}"),
+            ("mean turns", f"{self.mean_turns:.2f}"),
+            ("tool calls", f"{self.tool_calls} ({self.tool_errors} errors)"),
+            ("tool latency ms p50/p90/p99", "/".join(f"{self.tool_latency_ms[k]:.2f}" for k in ("p50", "p90", "p99"))),
+            ("truncated / failed", f"{self.truncated} / {self.failed}"),
+            ("env steps", f"{self.steps}"),
+            ("wall seconds", f"{self.seconds:.2f}"),
+            ("steps/s", f"{self.steps_per_s:.1f}"),
+            ("episodes/s", f"{self.episodes_per_s:.1f}"),
+        ]
+        width = max(len(name) for name, _ in rows)
+        return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
+
+
+def summarise(records: list[EpisodeRecord], seconds: float) -> RolloutSummary:
+    latencies = np.array([x for r in records for x in r.tool_latency_s], dtype=float) * 1000.0
+    pct = {f"p{q}": float(np.percentile(latencies, q)) if latencies.size else 0.0 for q in (50, 90, 99)}
+    steps = sum(r.turns for r in records)
+    n = max(len(records), 1)
+    return RolloutSummary(
+        episodes=len(records),
+        mean_reward=sum(r.reward for r in records) / n,
+        mean_turns=steps / n,
+        tool_calls=sum(r.tool_calls for r in records),
+        tool_errors=sum(r.tool_errors for r in records),
+        tool_latency_ms=pct,
+        steps=steps,
+        seconds=seconds,
+        steps_per_s=steps / seconds if seconds > 0 else 0.0,
+        episodes_per_s=len(records) / seconds if seconds > 0 else 0.0,
+        truncated=sum(r.truncated for r in records),
+        failed=sum(r.error is not None for r in records),
+    )
+
+
+async def _run_batch(env_id: str, batch: EnvBatch, seeds: list[int], policy: Policy) -> list[EpisodeRecord]:
+    envs = batch.envs[: len(seeds)]
+    sub = EnvBatch(envs)
+    observations = [obs for obs, _ in await sub.areset(seeds=seeds)]
+    stats = [{"reward": 0.0, "parts": {}, "answer": None, "terminated": False, "truncated": False, "calls": 0,
+              "errors": 0, "latency": [], "error": None} for _ in envs]
+    live = list(range(len(envs)))
+    while live:
+        responses = await asyncio.gather(*(policy.act(envs[i], observations[i]) for i in live),
+                                         return_exceptions=True)
+        actions: list[str | None] = [None] * len(envs)
+        for i, response in zip(live, responses):
+            if isinstance(response, BaseException):
+                envs[i].abort(f"policy failed: {response!r}")
+                stats[i].update(truncated=True, error=f"policy failed: {response!r}")
+            else:
+                actions[i] = response
+        results = await sub.astep(actions)
+        for i, result in enumerate(results):
+            if result is None:
+                continue
+            obs, reward, terminated, truncated, info = result
+            observations[i] = obs
+            record = stats[i]
+            record["calls"] += len(info.get("tool_calls", []))
+            record["errors"] += sum(r["is_error"] for r in info.get("tool_results", []))
+            record["latency"] += info.get("tool_latency_s", [])
+            record["reward"] += reward
+            if terminated or truncated:
+                record.update(terminated=terminated, truncated=truncated, answer=info.get("answer"),
+                              parts=info.get("reward_parts", {}), error=info.get("error", record["error"]))
+        live = [i for i in live if not envs[i].done]
+    return [
+        EpisodeRecord(env_id=env_id, seed=seed, dataset=env.tasks.name, task=env.task_to_dict(env.task),
+                      messages=env.messages, transcript=env.transcript, reward=s["reward"],
+                      reward_parts=s["parts"], answer=s["answer"], terminated=s["terminated"],
+                      truncated=s["truncated"], turns=env.turn, tool_calls=s["calls"], tool_errors=s["errors"],
+                      tool_latency_s=s["latency"], error=s["error"])
+        for env, seed, s in zip(envs, seeds, stats)
+    ]
+
+
+async def run_rollouts(env_id: str, policy_factory: Callable[[ToolEnv], Policy], n: int, *, batch_size: int = 64,
+                       seed: int = 0, env_kwargs: dict[str, Any] | None = None, out: TextIO | None = None,
+                       progress: bool = True) -> tuple[RolloutSummary, list[EpisodeRecord]]:
+    """Run ``n`` episodes (seeds ``seed .. seed+n-1``) in batches; write each record to ``out`` as JSONL."""
+    kwargs = dict(env_kwargs or {})
+    kwargs["record_timings"] = True
+    batch = EnvBatch.make(env_id, min(batch_size, n), **kwargs)
+    policy = policy_factory(batch.envs[0])
+    records: list[EpisodeRecord] = []
+    started = time.perf_counter()
+    try:
+        with tqdm(total=n, desc=f"{env_id} [{policy.name}]", unit="ep", disable=not progress) as bar:
+            for first in range(0, n, batch_size):
+                seeds = list(range(seed + first, seed + min(first + batch_size, n)))
+                chunk = await _run_batch(env_id, batch, seeds, policy)
+                for record in chunk:
+                    if out is not None:
+                        out.write(record.to_json() + "\n")
+                records += chunk
+                bar.update(len(chunk))
+    finally:
+        batch.close()
+    return summarise(records, time.perf_counter() - started), records
+
+
+def write_summary(path: Path, summary: RolloutSummary) -> None:
+    path.write_text(json.dumps(summary.__dict__, indent=2) + "\n", encoding="utf-8")
+
+
+def make_env(env_id: str, **kwargs: Any) -> ToolEnv:
+    return gym.make(env_id, **kwargs).unwrapped  # type: ignore[return-value]

@@ -1,0 +1,111 @@
+"""Register a tool together with a batched form that takes many calls in one MCP request.
+
+The per-request cost of MCP (JSON-RPC framing, validation, a round trip) dominates cheap tools at RL scale.
+A tool registered here is published twice:
+
+- ``NAME(**arguments)``: the ordinary tool the model sees;
+- ``NAME_batch(calls=[arguments, ...])``: every element run in one request, returning one JSON text
+  ``[{"text": str, "is_error": bool}, ...]`` aligned with ``calls``. Its tool ``meta`` carries
+  ``{"rlfactory/batch_of": "NAME"}`` so a client can find it and hide it from the model.
+
+Each element is validated against ``NAME``'s signature on its own: one bad element gives an ``is_error`` entry,
+the others still run. By default the valid elements run concurrently through ``fn``; a tool that is faster on
+a whole list at once (retrieval, say) passes ``batch_fn``, which gets the validated argument dicts and returns
+one result per element, in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import pydantic
+from mcp.server.mcpserver import MCPServer
+
+BATCH_OF_META_KEY = "rlfactory/batch_of"
+"""Tool ``meta`` key that marks ``NAME_batch`` as the batched form of ``NAME``."""
+
+MAX_BATCH_CALLS = 16384
+
+BatchFn = Callable[[list[dict[str, Any]]], Awaitable[Sequence[Any]] | Sequence[Any]]
+
+
+def result_text(value: Any) -> str:
+    """The text a tool result is shown as: strings as they are, anything else as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def arguments_model(fn: Callable[..., Any], tool_name: str) -> type[pydantic.BaseModel]:
+    """A pydantic model of ``fn``'s parameters (unknown keys rejected), to validate one call's arguments."""
+    fields: dict[str, Any] = {}
+    for param in inspect.signature(fn).parameters.values():
+        annotation = Any if param.annotation is inspect.Parameter.empty else param.annotation
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (annotation, default)
+    return pydantic.create_model(f"{tool_name}_arguments", __config__=pydantic.ConfigDict(extra="forbid"), **fields)
+
+
+def _validation_message(tool_name: str, exc: pydantic.ValidationError) -> str:
+    problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors())
+    return f"Error: invalid arguments for {tool_name}: {problems}"
+
+
+def add_batched_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | None = None,
+                     description: str | None = None, batch_fn: BatchFn | None = None) -> None:
+    """Register ``fn`` as tool ``name`` and its batched form ``name + "_batch"`` on ``server``."""
+    tool_name = name or fn.__name__
+    server.add_tool(fn, name=tool_name, description=description, structured_output=False)
+    model = arguments_model(fn, tool_name)
+
+    async def run_each(valid: list[dict[str, Any]]) -> list[Any]:
+        async def one(arguments: dict[str, Any]) -> Any:
+            value = fn(**arguments)
+            return await value if inspect.isawaitable(value) else value
+        return list(await asyncio.gather(*(one(a) for a in valid), return_exceptions=True))
+
+    async def run_batch_fn(valid: list[dict[str, Any]]) -> list[Any]:
+        try:
+            values = batch_fn(valid)
+            values = list(await values if inspect.isawaitable(values) else values)
+        except Exception as exc:  # the whole list failed: every element reports it
+            return [exc] * len(valid)
+        if len(values) != len(valid):
+            return [RuntimeError(f"batched {tool_name} returned {len(values)} results for {len(valid)} calls")] * len(valid)
+        return values
+
+    async def batch(calls: list[Any]) -> str:
+        if len(calls) > MAX_BATCH_CALLS:
+            raise ValueError(f"a batch holds at most {MAX_BATCH_CALLS} calls, got {len(calls)}")
+        entries: list[dict[str, Any] | None] = [None] * len(calls)
+        valid_positions: list[int] = []
+        valid: list[dict[str, Any]] = []
+        for position, arguments in enumerate(calls):
+            if not isinstance(arguments, dict):
+                entries[position] = {"text": f"Error: arguments of {tool_name} must be a JSON object", "is_error": True}
+                continue
+            try:
+                valid.append(model.model_validate(arguments).model_dump())
+                valid_positions.append(position)
+            except pydantic.ValidationError as exc:
+                entries[position] = {"text": _validation_message(tool_name, exc), "is_error": True}
+        values = await (run_batch_fn(valid) if batch_fn is not None else run_each(valid))
+        for position, value in zip(valid_positions, values):
+            if isinstance(value, Exception):
+                entries[position] = {"text": f"Error executing tool {tool_name}: {value}", "is_error": True}
+            else:
+                entries[position] = {"text": result_text(value), "is_error": False}
+        return json.dumps(entries, ensure_ascii=False)
+
+    server.add_tool(
+        batch,
+        name=f"{tool_name}_batch",
+        description=f"Batched form of `{tool_name}`: runs every element of `calls` (each an arguments object of "
+        f"`{tool_name}`) and returns a JSON list of {{text, is_error}} in the same order.",
+        meta={BATCH_OF_META_KEY: tool_name},
+        structured_output=False,
+    )
