@@ -42,7 +42,11 @@ def result_text(result: mcp_types.CallToolResult) -> str:
 
 
 class _Batcher:
-    """Collects the calls to one tool made in the same loop iteration and sends them as one batched request."""
+    """Collects the calls to one tool made in the same loop iteration and sends them as one batched request.
+
+    A lone call goes through the batched form too, so that its result (errors included) reads the same whether
+    or not other calls happened to be merged with it.
+    """
 
     def __init__(self, client: ServerClient, tool: str, batch_tool: str, max_batch_size: int):
         self._client = client
@@ -68,12 +72,6 @@ class _Batcher:
             asyncio.ensure_future(self._send(pending[start:start + self._max]))
 
     async def _send(self, chunk: list[tuple[dict[str, Any], asyncio.Future[tuple[str, bool]]]]) -> None:
-        if len(chunk) == 1:
-            arguments, future = chunk[0]
-            outcome = await self._client.request(self._tool, arguments)
-            if not future.done():
-                future.set_result(outcome)
-            return
         text, is_error = await self._client.request(self._batch_tool, {"calls": [args for args, _ in chunk]})
         outcomes: list[tuple[str, bool]]
         if is_error:
@@ -167,7 +165,7 @@ class ServerClient:
     async def _request_with_retry(self, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.entry.retries + 1),
-            wait=wait_exponential_jitter(initial=0.05, max=2.0),
+            wait=wait_exponential_jitter(multiplier=0.05, max=2.0),
             retry=retry_if_exception_type(TransportError),
             reraise=True,
         )

@@ -1,12 +1,19 @@
-"""``sleep(ms)``: wait ``ms`` milliseconds, then say so. Its batched form waits for all calls at once."""
+"""A latency and fault-injection server for benchmarks and tests of the toolbox.
+
+- ``sleep(ms)``: wait ``ms`` milliseconds, then say so (batched form: all calls wait at once).
+- ``process_id()``: the server's process id, so a test can kill the process from outside.
+- ``exit_process(code)``: end the server process at once, as a crash would.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from collections.abc import Sequence
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 from tool_servers.batched_tool import add_batched_tool
 
@@ -16,9 +23,19 @@ MAX_SLEEP_MS = 600_000
 async def sleep(ms: int = 100) -> str:
     """Wait `ms` milliseconds (0 to 600000), then return "slept <ms> ms"."""
     if not 0 <= ms <= MAX_SLEEP_MS:
-        raise ValueError(f"ms must be between 0 and {MAX_SLEEP_MS}, got {ms}")
+        raise ToolError(f"ms must be between 0 and {MAX_SLEEP_MS}, got {ms}")
     await asyncio.sleep(ms / 1000)
     return f"slept {ms} ms"
+
+
+def process_id() -> int:
+    """The operating-system process id of this server."""
+    return os.getpid()
+
+
+def exit_process(code: int = 1) -> str:
+    """Terminate this server process immediately with exit status `code` (simulates a crash)."""
+    os._exit(code)
 
 
 def build_server(argv: Sequence[str] = ()) -> MCPServer:
@@ -26,4 +43,6 @@ def build_server(argv: Sequence[str] = ()) -> MCPServer:
     argparse.ArgumentParser(prog="python -m tool_servers.sleep").parse_args(list(argv))
     server = MCPServer("sleep", log_level="WARNING")
     add_batched_tool(server, sleep)
+    server.add_tool(process_id)
+    server.add_tool(exit_process)
     return server

@@ -1,0 +1,105 @@
+"""Hostile and broken model output: each case gets a clear observation, and a batch goes on."""
+
+import json
+import os
+import signal
+
+import gymnasium as gym
+import pytest
+
+from rlfactory_envs import EnvBatch
+from rlfactory_envs.search.env import search_server_config
+from rlfactory_envs.search.tasks import SAMPLE_CORPUS_PATH
+from tests.conftest import sleep_server_entry
+
+SERVERS = {"mcpServers": {**search_server_config(str(SAMPLE_CORPUS_PATH))["mcpServers"],
+                          "sleep": sleep_server_entry(timeout_s=0.5, retries=1)}}
+
+
+def call(name, arguments):
+    return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
+
+
+@pytest.fixture(scope="module")
+def env():
+    env = gym.make("rlf/Search-NQ-v0", tool_servers=SERVERS, max_turns=50).unwrapped
+    yield env
+    env.close()
+
+
+def step_fresh(env, action):
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert not terminated and not truncated and reward == 0.0
+    return obs, info
+
+
+def test_empty_response(env):
+    obs, _ = step_fresh(env, "")
+    assert "neither a tool call nor a final answer" in obs
+
+
+def test_one_megabyte_response(env):
+    obs, info = step_fresh(env, "a" * 1_000_000 + call("search", {"query": "x"}))
+    assert "1,000,072 characters" in obs and "only the first 65,536 were read" in obs
+    assert len(obs) <= env.max_observation_chars
+
+
+def test_unknown_tool(env):
+    obs, info = step_fresh(env, call("rm_rf", {"path": "/"}))
+    assert "unknown tool 'rm_rf'" in obs and "search" in obs and info["tool_results"][0]["is_error"]
+
+
+def test_invalid_json_arguments(env):
+    obs, info = step_fresh(env, '<tool_call>\n{"name": "search", "arguments": [[[}\n</tool_call>')
+    assert "Tool call 1 could not be read" in obs or "invalid arguments" in obs
+
+
+def test_arguments_of_the_wrong_type(env):
+    obs, info = step_fresh(env, call("search", {"query": ["a", "list"], "topk": "many"}))
+    assert "invalid arguments for search" in obs and "query" in obs and "topk" in obs
+
+
+def test_hundred_tool_calls_are_capped(env):
+    obs, info = step_fresh(env, call("search", {"query": "mountain"}) * 100)
+    assert len(info["tool_calls"]) == env.parser.max_tool_calls
+    assert "100 tool calls" in obs and "ignored" in obs
+    assert obs.count("<tool_response>") == env.parser.max_tool_calls
+
+
+def test_tool_that_hangs_hits_the_deadline(env):
+    obs, info = step_fresh(env, call("sleep", {"ms": 60_000}))
+    assert "deadline" in obs and info["tool_results"][0]["is_error"]
+
+
+@pytest.mark.integration
+def test_server_killed_mid_episode(env):
+    env.reset(seed=0)
+    obs, *_ = env.step(call("process_id", {}))
+    pid = int(obs.split("<tool_response>\n")[1].split("\n")[0])
+    os.kill(pid, signal.SIGKILL)
+    obs, _, terminated, truncated, info = env.step(call("sleep", {"ms": 1}))
+    assert not (terminated or truncated)
+    assert "slept 1 ms" in obs or "unavailable" in obs
+
+
+def test_a_batch_goes_on_when_some_responses_are_hostile():
+    batch = EnvBatch.make("rlf/Search-NQ-v0", 6, tool_servers=SERVERS, max_turns=5)
+    try:
+        resets = batch.reset(seeds=list(range(6)))
+        actions = ["", "x" * 200_000, call("nope", {}), call("sleep", {"ms": 60_000}),
+                   call("search", {"query": resets[4][1]["task"]["question"]}),
+                   f"<answer>{resets[5][1]['task']['golden_answers'][0]}</answer>"]
+        results = batch.step(actions)
+        assert [r.terminated for r in results] == [False] * 5 + [True]
+        assert results[5].reward == 1.0
+        assert "Doc 1(Title:" in results[4].observation
+        assert "deadline" in results[3].observation
+    finally:
+        batch.close()
+
+
+def test_non_text_actions_are_a_caller_error(env):
+    env.reset(seed=0)
+    with pytest.raises(TypeError, match="str"):
+        env.step(None)

@@ -1,0 +1,72 @@
+"""The observation delta must be exactly what the official Qwen3 chat template renders for the same turn."""
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rlfactory_envs.kernel.chat_format import Qwen3ChatFormat, SearchR1Format, make_chat_format
+from rlfactory_envs.kernel.tool_call import ToolResult
+from tests.conftest import shared_file
+
+
+@pytest.fixture(scope="module")
+def qwen3_template():
+    jinja2 = pytest.importorskip("jinja2")
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    config = json.loads(shared_file("tokenizers/qwen3/tokenizer_config.json").read_text())
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    env.filters["tojson"] = lambda value, **kw: json.dumps(value, ensure_ascii=False)
+    return env.from_string(config["chat_template"])
+
+
+def render(template, messages, **kwargs):
+    return template.render(messages=messages, tools=None, **kwargs)
+
+
+texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="<>\r"), max_size=60)
+
+
+@settings(max_examples=60, deadline=None)
+@given(results=st.lists(texts, min_size=1, max_size=3), call=texts, thinking=st.booleans())
+def test_qwen3_observation_matches_the_official_template(qwen3_template, results, call, thinking):
+    fmt = Qwen3ChatFormat(enable_thinking=thinking)
+    user = {"role": "user", "content": "Question: who?"}
+    response = f"<tool_call>\n{call}\n</tool_call>"
+    before = render(qwen3_template, [user], add_generation_prompt=True, enable_thinking=thinking)
+    tool_messages = [{"role": "tool", "content": text} for text in results]
+    after = render(qwen3_template, [user, {"role": "assistant", "content": response}, *tool_messages],
+                   add_generation_prompt=True, enable_thinking=thinking)
+    obs = fmt.observation(response, [ToolResult("search", text) for text in results], None)
+    assert after.endswith(response + obs)
+    if thinking:
+        # Nothing is dropped on re-rendering, so the transcript is the template's rendering exactly.
+        assert before + response + obs == after
+    else:
+        # The template drops the empty think block of earlier turns (it is not append-only); the env never
+        # re-renders, it appends its delta to what the model saw.
+        assert after.startswith(render(qwen3_template, [user]))
+
+
+def test_qwen3_does_not_repeat_an_end_of_turn_the_model_generated():
+    fmt = Qwen3ChatFormat()
+    plain = fmt.observation("x", [ToolResult("t", "r")], None)
+    assert plain.startswith("<|im_end|>\n<|im_start|>user\n<tool_response>\nr\n</tool_response><|im_end|>\n")
+    assert fmt.observation("x<|im_end|>", [ToolResult("t", "r")], None) == plain[len("<|im_end|>"):]
+    assert plain.endswith("<|im_start|>assistant\n")
+    assert Qwen3ChatFormat(enable_thinking=False).observation("x", [], "f").endswith("<think>\n\n</think>\n\n")
+
+
+def test_qwen3_feedback_sits_in_the_user_turn():
+    obs = Qwen3ChatFormat().observation("x", [], "Call a tool.")
+    assert obs == "<|im_end|>\n<|im_start|>user\nCall a tool.<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_search_r1_information_block():
+    fmt = make_chat_format("search_r1")
+    assert isinstance(fmt, SearchR1Format)
+    obs = fmt.observation("<search>q</search>", [ToolResult("search", "Doc 1(Title: A) a\n")], None)
+    assert obs == "\n\n<information>Doc 1(Title: A) a</information>\n\n"
+    assert fmt.observation("?", [], "My previous action is invalid.") == "\nMy previous action is invalid.\n"

@@ -1,0 +1,148 @@
+"""Hypothesis properties of the env semantics, on rlf/Search-NQ-v0 over the embedded sample (both formats)."""
+
+import asyncio
+import json
+
+import gymnasium as gym
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import rlfactory_envs
+from rlfactory_envs import EnvBatch, EpisodeOver
+
+FORMATS = ["rlf/Search-NQ-v0", "rlf/Search-NQ-SearchR1-v0"]
+PROPERTY_SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@pytest.fixture(scope="module", params=FORMATS)
+def env(request):
+    env = gym.make(request.param, max_turns=3, max_action_chars=4096).unwrapped
+    yield env
+    env.close()
+
+
+def call(query, name="search"):
+    return "<tool_call>\n" + json.dumps({"name": name, "arguments": {"query": query}}) + "\n</tool_call>"
+
+
+markup = st.sampled_from(["<tool_call>", "</tool_call>", "<search>", "</search>", "<answer>", "</answer>",
+                          "<think>", "</think>", "{", "}", '"name"', '"arguments"', ":", '"search"', "\n"])
+actions = st.one_of(
+    st.text(max_size=200),
+    st.lists(markup | st.text(max_size=12), max_size=20).map("".join),
+    st.text(max_size=40).map(call),
+    st.text(max_size=40).map(lambda q: f"<search>{q}</search>"),
+    st.text(max_size=40).map(lambda a: f"<answer>{a}</answer>"),
+    st.integers(4000, 9000).map(lambda n: "x" * n),
+)
+
+
+@PROPERTY_SETTINGS
+@given(seed=st.integers(0, 2**31 - 1))
+def test_seeded_reset_is_deterministic(env, seed):
+    first = env.reset(seed=seed)
+    second = env.reset(seed=seed)
+    assert first == second
+
+
+@PROPERTY_SETTINGS
+@given(seed=st.integers(0, 1000), episode=st.lists(actions, min_size=1, max_size=6))
+def test_episode_semantics(env, seed, episode):
+    obs, info = env.reset(seed=seed)
+    assert isinstance(obs, str) and env.observation_space.contains(obs)
+    low, high = env.reward_range
+    turns = 0
+    for action in episode:
+        obs, reward, terminated, truncated, info = env.step(action)
+        turns += 1
+        assert isinstance(obs, str) and env.observation_space.contains(obs)
+        assert low <= reward <= high
+        assert not (terminated and truncated)
+        assert turns <= env.max_turns
+        if terminated or truncated:
+            assert obs == ""
+            with pytest.raises(EpisodeOver):
+                env.step("again")
+            break
+        assert reward == 0.0
+    else:
+        assert turns < env.max_turns or env.done
+
+
+@PROPERTY_SETTINGS
+@given(seed=st.integers(0, 1000))
+def test_max_turns_bounds_every_episode(env, seed):
+    env.reset(seed=seed)
+    for turn in range(1, env.max_turns + 1):
+        _, reward, terminated, truncated, info = env.step("I am still thinking.")
+        if turn < env.max_turns:
+            assert not (terminated or truncated)
+    assert truncated and not terminated and reward == 0.0 and info["truncation_reason"] == "max_turns"
+
+
+@settings(max_examples=15, deadline=None)
+@given(plan=st.lists(st.sampled_from(["search", "answer", "junk", "skip"]), min_size=2, max_size=12),
+       seed=st.integers(0, 1000))
+def test_batch_outputs_align_with_inputs(plan, seed):
+    async def run():
+        batch = EnvBatch.make("rlf/Search-NQ-v0", len(plan), max_turns=3)
+        try:
+            resets = await batch.areset(seeds=[seed + i for i in range(len(plan))])
+            questions = [info["task"]["question"] for _, info in resets]
+            answers = [info["task"]["golden_answers"][0] for _, info in resets]
+            texts = {"search": lambda i: call(questions[i]), "answer": lambda i: f"<answer>{answers[i]}</answer>",
+                     "junk": lambda i: f"junk {i}", "skip": lambda i: None}
+            results = await batch.astep([texts[kind](i) for i, kind in enumerate(plan)])
+            for i, (kind, result) in enumerate(zip(plan, results)):
+                if kind == "skip":
+                    assert result is None
+                    continue
+                assert result.info["task_id"] == resets[i][1]["task_id"]
+                if kind == "answer":
+                    assert result.terminated and result.reward == 1.0
+                elif kind == "search":
+                    assert result.info["tool_calls"][0]["arguments"]["query"] == questions[i]
+                    assert "<tool_response>" in result.observation
+                else:
+                    assert "neither a tool call nor a final answer" in result.observation
+        finally:
+            batch.close()
+
+    asyncio.run(run())
+
+
+def test_every_registered_id_is_a_gymnasium_env():
+    from gymnasium.utils.env_checker import check_env
+
+    for env_id in rlfactory_envs.ENVIRONMENTS:
+        env = gym.make(env_id)
+        try:
+            check_env(env.unwrapped, skip_render_check=True)
+        finally:
+            env.close()
+
+
+def test_options_pin_tasks(env):
+    obs, info = env.reset(options={"task": {"question": "Who wrote Hamlet?", "golden_answers": ["Shakespeare"]}})
+    assert "Who wrote Hamlet?" in obs and info["task"]["golden_answers"] == ["Shakespeare"]
+    task_id = env.tasks[5].task_id
+    _, info = env.reset(options={"task_id": task_id})
+    assert info["task_id"] == task_id
+    with pytest.raises(KeyError, match="no task with id"):
+        env.reset(options={"task_id": "no-such-id"})
+    with pytest.raises(ValueError, match="question"):
+        env.reset(options={"task": {"golden_answers": ["x"]}})
+
+
+def test_info_names_the_dataset_and_carries_messages_and_calls(env):
+    obs, info = env.reset(seed=1)
+    assert info["dataset"] == "rlf-search-sample"
+    assert info["messages"][-1] == {"role": "user", "content": obs}
+    assert [t["function"]["name"] for t in info["tools"]] == ["search"]
+    action = call(info["task"]["question"]) if env.chat_format.name == "qwen3" else f"<search>{info['task']['question']}</search>"
+    obs, _, _, _, info = env.step(action)
+    assert info["tool_calls"] == [{"name": "search", "arguments": {"query": env.task.question}}]
+    assert [m["role"] for m in info["messages"]] == ["assistant", "tool"]
+    assert info["tool_results"][0]["text"].startswith("Doc 1(Title: ")
+    assert env.transcript.endswith(action + obs)

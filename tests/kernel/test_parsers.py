@@ -1,0 +1,119 @@
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rlfactory_envs.kernel.parsers import HermesToolCallParser, SearchR1Parser, make_parser, strip_reasoning
+
+hermes = HermesToolCallParser(max_tool_calls=4)
+
+
+def block(payload: str) -> str:
+    return f"<tool_call>\n{payload}\n</tool_call>"
+
+
+def test_single_call_and_text_around_it():
+    action = hermes.parse("Let me look.\n" + block('{"name": "search", "arguments": {"query": "x", "topk": 2}}'))
+    assert [(c.name, c.arguments) for c in action.tool_calls] == [("search", {"query": "x", "topk": 2})]
+    assert action.answer is None and action.errors == []
+
+
+def test_several_blocks_are_parallel_calls_in_order():
+    text = "".join(block(json.dumps({"name": f"t{i}", "arguments": {"i": i}})) for i in range(3))
+    action = hermes.parse(text)
+    assert [c.name for c in action.tool_calls] == ["t0", "t1", "t2"]
+    assert [c.call_id for c in action.tool_calls] == [0, 1, 2]
+
+
+def test_malformed_json_is_repaired():
+    action = hermes.parse(block("{'name': 'search', 'arguments': {'query': 'paris',}}"))
+    assert action.tool_calls[0].name == "search"
+    assert action.tool_calls[0].arguments == {"query": "paris"}
+
+
+def test_arguments_given_as_a_json_string_are_decoded():
+    action = hermes.parse(block('{"name": "search", "arguments": "{\\"query\\": \\"q\\"}"}'))
+    assert action.tool_calls[0].arguments == {"query": "q"}
+
+
+def test_unreadable_blocks_become_errors_not_exceptions():
+    action = hermes.parse(block("") + block("[1, 2]") + block('{"arguments": {}}') + block('{"name": "a", "arguments": [1]}'))
+    assert action.tool_calls == []
+    assert len(action.errors) == 4
+    assert "empty" in action.errors[0] and "JSON object" in action.errors[1]
+    assert '"name"' in action.errors[2] and "must be a JSON object" in action.errors[3]
+
+
+def test_unclosed_block_at_the_end_is_still_read():
+    action = hermes.parse('<tool_call>\n{"name": "search", "arguments": {"query": "q"}}')
+    assert action.tool_calls[0].arguments == {"query": "q"}
+
+
+def test_cap_on_calls_per_response_is_reported():
+    text = block('{"name": "search", "arguments": {"query": "q"}}') * 100
+    action = hermes.parse(text)
+    assert len(action.tool_calls) == 4
+    assert "100 tool calls" in action.errors[0] and "96 were ignored" in action.errors[0]
+
+
+def test_answer_before_any_call_ends_the_episode_and_a_later_answer_does_not():
+    assert hermes.parse("<answer> Paris </answer>").answer == "Paris"
+    first_answer = hermes.parse("<answer>A</answer>" + block('{"name": "s", "arguments": {}}'))
+    assert first_answer.answer == "A" and first_answer.tool_calls == []
+    first_call = hermes.parse(block('{"name": "s", "arguments": {}}') + "<answer>A</answer>")
+    assert first_call.answer is None and len(first_call.tool_calls) == 1
+
+
+def test_reasoning_is_not_parsed_for_actions():
+    text = "<think>maybe <answer>wrong</answer> or a " + block('{"name": "s", "arguments": {}}') + "</think>\nok"
+    action = hermes.parse(text)
+    assert action.is_empty and action.errors == []
+    assert strip_reasoning("<think>a</think>b") == "b"
+
+
+def test_search_r1_first_tag_wins():
+    parser = SearchR1Parser()
+    action = parser.parse("<think>hmm</think><search> capital of France </search><answer>x</answer>")
+    assert [(c.name, c.arguments) for c in action.tool_calls] == [("search", {"query": "capital of France"})]
+    assert parser.parse("<answer> Paris </answer><search>q</search>").answer == "Paris"
+    assert parser.parse("<search>  </search>").errors == ["The <search> query is empty."]
+    assert parser.parse("no tags at all").is_empty
+
+
+def test_make_parser_names():
+    assert isinstance(make_parser("qwen3"), HermesToolCallParser)
+    assert isinstance(make_parser("search_r1"), SearchR1Parser)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(), children, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.text(min_size=1).filter(lambda s: s.strip() == s and "</tool_call>" not in s),
+       arguments=st.dictionaries(st.text(), json_values, max_size=4))
+def test_hermes_round_trip(name, arguments):
+    payload = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+    action = hermes.parse("I will call a tool.\n" + block(payload))
+    assert action.errors == []
+    assert [(c.name, c.arguments) for c in action.tool_calls] == [(name, arguments)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(query=st.text(min_size=1).filter(lambda s: s.strip() and "</search>" not in s and "<answer>" not in s))
+def test_search_r1_round_trip(query):
+    action = SearchR1Parser().parse(f"<search>{query}</search>")
+    assert action.tool_calls[0].arguments == {"query": query.strip()}
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list('<>/{}[]":, \nabtoolcalnswer_thik\\')) | st.characters(),
+                    max_size=400))
+def test_parsers_accept_any_text(text):
+    for parser in (hermes, SearchR1Parser()):
+        action = parser.parse(text)
+        assert len(action.tool_calls) <= getattr(parser, "max_tool_calls", 1)
+        assert all(isinstance(c.arguments, dict) for c in action.tool_calls)

@@ -1,0 +1,227 @@
+"""The toolbox against real MCP servers: in-process, stdio subprocesses and streamable HTTP."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from rlfactory_envs.kernel.mcp_config import as_stdio, load_mcp_config
+from rlfactory_envs.kernel.mcp_session import TransportError
+from rlfactory_envs.kernel.server_client import ServerClient
+from rlfactory_envs.kernel.tool_call import ToolCall
+from rlfactory_envs.kernel.toolbox import Toolbox, acquire_toolbox
+from tests.conftest import sleep_server_entry
+
+INPROCESS_SLEEP = {"mcpServers": {"sleep": {"module": "tool_servers.sleep"}}}
+
+
+@pytest.fixture
+def inprocess():
+    toolbox = Toolbox(INPROCESS_SLEEP).start()
+    yield toolbox
+    toolbox.close()
+
+
+def sleeps(*ms):
+    return [ToolCall("sleep", {"ms": m}, call_id=i) for i, m in enumerate(ms)]
+
+
+def count_requests(monkeypatch):
+    seen = []
+    original = ServerClient.request
+
+    async def counting(self, tool, arguments):
+        seen.append(tool)
+        return await original(self, tool, arguments)
+
+    monkeypatch.setattr(ServerClient, "request", counting)
+    return seen
+
+
+def test_catalog_hides_batched_forms(inprocess):
+    names = [spec.name for spec in inprocess.specs]
+    assert "sleep" in names and "sleep_batch" not in names
+    schema = next(s for s in inprocess.openai_schemas() if s["function"]["name"] == "sleep")
+    assert schema["type"] == "function" and schema["function"]["parameters"]["properties"]["ms"]["type"] == "integer"
+
+
+def test_results_align_with_calls_whatever_the_finishing_order(inprocess):
+    calls = sleeps(60, 0, 30, 10, 0)
+    results = inprocess.call_many(calls)
+    assert [r.text for r in results] == ["slept 60 ms", "slept 0 ms", "slept 30 ms", "slept 10 ms", "slept 0 ms"]
+    assert [r.call_id for r in results] == [0, 1, 2, 3, 4]
+    assert all(r.server == "sleep" and not r.is_error and r.latency_s >= 0 for r in results)
+
+
+def test_concurrent_calls_are_merged_into_one_request(inprocess, monkeypatch):
+    seen = count_requests(monkeypatch)
+    results = inprocess.call_many(sleeps(*[5] * 100))
+    assert all(r.text == "slept 5 ms" for r in results)
+    assert seen == ["sleep_batch"]
+
+
+def test_merging_can_be_turned_off(monkeypatch):
+    toolbox = Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep", "batching": False}}})
+    try:
+        seen = count_requests(monkeypatch)
+        toolbox.call_many(sleeps(*[1] * 20))
+        assert seen == ["sleep"] * 20
+    finally:
+        toolbox.close()
+
+
+def test_batches_are_split_at_max_batch_size(monkeypatch):
+    toolbox = Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep", "max_batch_size": 8}}})
+    try:
+        seen = count_requests(monkeypatch)
+        results = toolbox.call_many(sleeps(*range(20)))
+        assert [r.text for r in results] == [f"slept {m} ms" for m in range(20)]
+        assert seen == ["sleep_batch", "sleep_batch", "sleep_batch"]
+    finally:
+        toolbox.close()
+
+
+def test_bad_calls_fail_alone(inprocess):
+    calls = [ToolCall("sleep", {"ms": 1}), ToolCall("nope", {}), ToolCall("sleep", {"ms": "soon"}),
+             ToolCall("sleep", {"ms": -5}), ToolCall("sleep", {"ms": 1, "extra": True})]
+    results = inprocess.call_many(calls)
+    assert not results[0].is_error
+    assert results[1].is_error and "unknown tool 'nope'" in results[1].text and "sleep" in results[1].text
+    assert results[2].is_error and "invalid arguments" in results[2].text
+    assert results[3].is_error and "between 0 and" in results[3].text
+    assert results[4].is_error and "extra" in results[4].text
+
+
+async def test_async_calls_from_any_loop(inprocess):
+    results = await inprocess.acall_many(sleeps(1, 2))
+    assert [r.text for r in results] == ["slept 1 ms", "slept 2 ms"]
+
+
+def test_deadline_turns_a_hang_into_an_error_and_the_server_stays_usable():
+    toolbox = Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep", "timeout_s": 0.3}}})
+    try:
+        started = time.perf_counter()
+        slow, fast = toolbox.call_many([ToolCall("sleep", {"ms": 60_000}), ToolCall("process_id", {})])
+        assert time.perf_counter() - started < 5
+        assert slow.is_error and "deadline" in slow.text
+        assert not fast.is_error
+        assert toolbox.call_many(sleeps(1))[0].text == "slept 1 ms"
+    finally:
+        toolbox.close()
+
+
+def test_shared_toolboxes_are_reference_counted():
+    first, second = acquire_toolbox(INPROCESS_SLEEP), acquire_toolbox(INPROCESS_SLEEP)
+    assert first is second
+    first.start()
+    first.release()
+    assert first.call_many(sleeps(1))[0].text == "slept 1 ms"
+    second.release()
+    assert acquire_toolbox(INPROCESS_SLEEP) is not first
+    acquire_toolbox(INPROCESS_SLEEP).release()
+
+
+def test_tool_name_collisions_are_refused():
+    toolbox = Toolbox({"mcpServers": {"a": {"module": "tool_servers.sleep"}, "b": {"module": "tool_servers.sleep"}}})
+    with pytest.raises(ValueError, match="offered by both"):
+        toolbox.start()
+
+
+def test_unreachable_server_fails_at_start_with_its_name():
+    toolbox = Toolbox({"mcpServers": {"ghost": {"command": "/nonexistent/server", "retries": 0}}})
+    with pytest.raises(TransportError, match="ghost"):
+        toolbox.start()
+
+
+def test_config_documents():
+    config = load_mcp_config('{"mcpServers": {"s": {"module": "tool_servers.sleep", "timeout_s": 2, "disabled": false}}}')
+    stdio = as_stdio(config, sys.executable).servers["s"]
+    assert stdio.command == sys.executable and stdio.args == ["-m", "tool_servers.sleep"] and stdio.timeout_s == 2
+    for bad, message in [({}, "mcpServers"), ({"mcpServers": {}}, "names no server"),
+                         ({"mcpServers": {"s": {"command": "x", "url": "y"}}}, "exactly one"),
+                         ({"mcpServers": {"s": {"url": "http://x", "timeout_s": -1}}}, "invalid")]:
+        with pytest.raises(ValueError, match=message):
+            load_mcp_config(bad)
+
+
+@pytest.mark.integration
+def test_stdio_server_killed_mid_episode_is_reconnected():
+    toolbox = Toolbox({"mcpServers": {"sleep": sleep_server_entry(timeout_s=10)}})
+    try:
+        pid = int(toolbox.call_many([ToolCall("process_id", {})])[0].text)
+        os.kill(pid, signal.SIGKILL)
+        results = toolbox.call_many(sleeps(1, 2))
+        assert [r.text for r in results] == ["slept 1 ms", "slept 2 ms"]
+        assert int(toolbox.call_many([ToolCall("process_id", {})])[0].text) != pid
+    finally:
+        toolbox.close()
+
+
+@pytest.mark.integration
+def test_stdio_server_that_keeps_crashing_gives_an_error_result():
+    toolbox = Toolbox({"mcpServers": {"sleep": sleep_server_entry(retries=1)}})
+    try:
+        crashed = toolbox.call_many([ToolCall("exit_process", {"code": 3})])[0]
+        assert crashed.is_error and "unavailable after 2 attempts" in crashed.text
+        assert toolbox.call_many(sleeps(1))[0].text == "slept 1 ms"
+    finally:
+        toolbox.close()
+
+
+@pytest.mark.integration
+def test_stdio_close_stops_the_server_process():
+    toolbox = Toolbox({"mcpServers": {"sleep": sleep_server_entry()}})
+    pid = int(toolbox.call_many([ToolCall("process_id", {})])[0].text)
+    toolbox.close()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"server process {pid} still runs after close()")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def http_sleep_server():
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "tool_servers.sleep", "--transport", "http", "--port", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"HTTP server exited: {process.stderr.read().decode()[-2000:]}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/mcp"
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+@pytest.mark.integration
+def test_streamable_http_server(http_sleep_server, monkeypatch):
+    toolbox = Toolbox({"mcpServers": {"sleep": {"url": http_sleep_server, "headers": {"X-Test": "1"}}}})
+    try:
+        seen = count_requests(monkeypatch)
+        results = toolbox.call_many(sleeps(*[3] * 50))
+        assert [r.text for r in results] == ["slept 3 ms"] * 50
+        assert seen == ["sleep_batch"]
+    finally:
+        toolbox.close()

@@ -1,0 +1,25 @@
+"""Smoke test of ``rlf bench``: the quick env-overhead run writes a complete JSON report (no timing thresholds)."""
+
+from __future__ import annotations
+
+import json
+
+from rlfactory_envs.benchmarks import main
+
+
+def test_quick_env_overhead_writes_report(tmp_path, capsys):
+    out = tmp_path / "b.json"
+    assert main(["--quick", "--only", "env_overhead", "--out", str(out)]) == 0
+
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["quick"] is True and report["repeats"] == 1
+    rows = {r["name"]: r for r in report["results"]}
+    assert set(rows) == {"env_overhead_batched", "env_overhead_single_sync", "env_overhead_single_async"}
+    for r in rows.values():
+        assert r["metric"] == "steps/s"
+        assert len(r["seconds"]) == 1
+        for key in ("median_s", "min_s", "value", "cpu_ms_per_step"):
+            assert isinstance(r[key], float) and r[key] > 0, (r["name"], key)
+    assert rows["env_overhead_batched"]["n"] > 1
+    assert report["ratios"]["env_overhead_batched/single_async"] > 0
+    assert "env_overhead_batched" in capsys.readouterr().out

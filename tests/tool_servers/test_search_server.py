@@ -1,0 +1,489 @@
+"""The search MCP server: corpus loading, BM25, Search-R1 formatting, the tool's errors, and real transports."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import anyio
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from mcp import Client, StdioServerParameters
+
+from tool_servers.batched_tool import BATCH_OF_META_KEY
+from tool_servers.search import build_server
+from tool_servers.search.bm25_retriever import METADATA_FILE, BM25Retriever, corpus_fingerprint
+from tool_servers.search.corpus import Corpus, load_corpus
+from tool_servers.search.formatting import format_passages
+from tool_servers.search.server import NO_MATCH_TEXT, SearchLimits, SearchService, create_server
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+WIKI_SAMPLE = SHARED_DATA / "wiki" / "wiki18_sample_1000.jsonl"
+FAISS_SAMPLE = SHARED_DATA / "wiki" / "e5_flat_sample.index"
+
+PASSAGES = [
+    ("p0", "Marie Curie", "Marie Curie was a physicist and chemist who conducted pioneering research on radioactivity."),
+    ("p1", "Mount Everest", "Mount Everest is Earth's highest mountain above sea level, in the Himalayas."),
+    ("p2", "Python (programming language)", "Python is a high-level programming language created by Guido van Rossum."),
+    ("p3", "Great Barrier Reef", "The Great Barrier Reef is the world's largest coral reef system, off Queensland."),
+    ("p4", "Amazon River", "The Amazon River in South America is the largest river by discharge volume of water."),
+    ("p5", "Penicillin", "Penicillin was discovered by Alexander Fleming in 1928 at St Mary's Hospital, London."),
+]
+
+
+def search_r1_passages2string(contents: list[str]) -> str:
+    """Search-R1's ``_passages2string``, verbatim but for taking the contents strings directly."""
+    format_reference = ''
+    for idx, content in enumerate(contents):
+        title = content.split("\n")[0]
+        text = "\n".join(content.split("\n")[1:])
+        format_reference += f"Doc {idx+1}(Title: {title}) {text}\n"
+    return format_reference
+
+
+def write_corpus(path: Path) -> Path:
+    with path.open("w", encoding="utf-8") as f:
+        for passage_id, title, text in PASSAGES:
+            f.write(json.dumps({"id": passage_id, "contents": f'"{title}"\n{title} {text}'}) + "\n")
+    return path
+
+
+@pytest.fixture
+def corpus_path(tmp_path: Path) -> Path:
+    return write_corpus(tmp_path / "corpus.jsonl")
+
+
+@pytest.fixture
+def corpus(corpus_path: Path) -> Corpus:
+    return load_corpus(corpus_path)
+
+
+class CountingRetriever:
+    """Wraps a retriever, recording each call's queries and the thread it ran on."""
+
+    def __init__(self, inner: BM25Retriever) -> None:
+        self.inner = inner
+        self.calls: list[list[str]] = []
+        self.threads: list[int] = []
+
+    def retrieve(self, queries: list[str], topk: int) -> list[list[int]]:
+        self.calls.append(list(queries))
+        self.threads.append(threading.get_ident())
+        return self.inner.retrieve(queries, topk)
+
+
+@pytest.fixture
+def retriever(corpus: Corpus) -> CountingRetriever:
+    return CountingRetriever(BM25Retriever.build(corpus.contents))
+
+
+@pytest.fixture
+def service(corpus: Corpus, retriever: CountingRetriever) -> SearchService:
+    return SearchService(corpus, retriever, SearchLimits(default_topk=2, max_topk=5, max_query_chars=100))
+
+
+# --- formatting ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("contents", [
+    ['"Title A"\nfirst line\nsecond line', '"Title B"\nbody'],
+    ['"No body"'],
+    ['"Empty body"\n', '"Trailing"\ntext\n'],
+    [],
+])
+def test_format_matches_search_r1(contents: list[str]) -> None:
+    assert format_passages(contents) == search_r1_passages2string(contents)
+
+
+@given(st.lists(st.text(alphabet=st.characters(codec="utf-8"), max_size=40), max_size=5))
+def test_format_matches_search_r1_on_any_text(contents: list[str]) -> None:
+    assert format_passages(contents) == search_r1_passages2string(contents)
+
+
+def test_format_shape() -> None:
+    text = format_passages(['"Marie Curie"\nMarie Curie was a physicist.', '"Radium"\nRadium is an element.'])
+    assert text == ('Doc 1(Title: "Marie Curie") Marie Curie was a physicist.\n'
+                    'Doc 2(Title: "Radium") Radium is an element.\n')
+
+
+# --- corpus ----------------------------------------------------------------------------------------------------
+
+def test_corpus_reads_both_row_shapes(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(json.dumps({"id": "a", "contents": '"T"\nbody'}) + "\n\n"
+                    + json.dumps({"id": 7, "title": "Other", "text": "more text"}) + "\n", encoding="utf-8")
+    corpus = load_corpus(path)
+    assert corpus.ids == ["a", "7"]
+    assert corpus.contents == ['"T"\nbody', '"Other"\nmore text']
+    assert len(corpus) == 2
+
+
+@pytest.mark.parametrize("bad_line", [
+    "{not json",
+    "[1, 2]",
+    json.dumps({"contents": '"T"\nno id'}),
+    json.dumps({"id": "x", "contents": 3}),
+    json.dumps({"id": "x", "title": "only a title"}),
+])
+def test_corpus_bad_line_names_file_and_line(tmp_path: Path, bad_line: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"id": "ok", "contents": '"T"\nfine'}) + "\n" + bad_line + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"bad\.jsonl:2: "):
+        load_corpus(path)
+
+
+def test_empty_corpus_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text("\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no passages"):
+        load_corpus(path)
+
+
+# --- BM25 ------------------------------------------------------------------------------------------------------
+
+def test_bm25_finds_the_right_passage(corpus: Corpus) -> None:
+    bm25 = BM25Retriever.build(corpus.contents)
+    ranked = bm25.retrieve(["who discovered penicillin", "highest mountain on earth", "coral reefs"], 3)
+    assert [corpus.ids[r[0]] for r in ranked] == ["p5", "p1", "p3"]
+
+
+def test_bm25_edge_cases(corpus: Corpus) -> None:
+    bm25 = BM25Retriever.build(corpus.contents)
+    # More than the corpus holds: every matching passage, no error.
+    assert len(bm25.retrieve(["the largest river reef"], 100)[0]) == 2
+    # Nothing in common with the corpus, or only stopwords: nothing comes back.
+    assert bm25.retrieve(["zzyzx qwertyuiop", "the of and", ""], 3) == [[], [], []]
+    assert bm25.retrieve([], 3) == []
+    with pytest.raises(ValueError):
+        bm25.retrieve(["river"], 0)
+
+
+def test_bm25_batch_equals_single_queries(corpus: Corpus) -> None:
+    bm25 = BM25Retriever.build(corpus.contents)
+    queries = ["radioactivity research", "the", "programming language", "largest", "Fleming London"]
+    assert bm25.retrieve(queries, 4) == [bm25.retrieve([q], 4)[0] for q in queries]
+
+
+def test_bm25_index_cache(corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    index_dir = tmp_path / "index"
+    built = BM25Retriever.cached(corpus.contents, index_dir)
+    assert (index_dir / METADATA_FILE).is_file()
+    queries = ["penicillin", "python language", "amazon"]
+
+    def no_build(*args: object, **kwargs: object) -> BM25Retriever:
+        raise AssertionError("the cached index should have been loaded, not rebuilt")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(BM25Retriever, "build", no_build)
+        loaded = BM25Retriever.cached(corpus.contents, index_dir)
+    assert loaded.retrieve(queries, 3) == built.retrieve(queries, 3)
+
+    # Another corpus in the same directory: the stale index is rebuilt, not trusted.
+    other = corpus.contents[:3]
+    rebuilt = BM25Retriever.cached(other, index_dir)
+    assert rebuilt.num_docs == 3
+    assert BM25Retriever.cached(other, index_dir).retrieve(["penicillin", "everest"], 3) == [[], [1]]
+
+
+def test_corpus_fingerprint_sees_edits_and_order(corpus: Corpus) -> None:
+    contents = corpus.contents
+    fingerprint = corpus_fingerprint(contents)
+    assert corpus_fingerprint(list(contents)) == fingerprint
+    assert corpus_fingerprint(contents[::-1]) != fingerprint
+    assert corpus_fingerprint(contents[:-1]) != fingerprint
+    assert corpus_fingerprint([contents[0].replace("M", "N")] + contents[1:]) != fingerprint
+
+
+def test_bm25_cache_refuses_a_foreign_directory(corpus: Corpus, tmp_path: Path) -> None:
+    (tmp_path / "precious.txt").write_text("not an index")
+    with pytest.raises(ValueError, match="not empty"):
+        BM25Retriever.cached(corpus.contents, tmp_path)
+    assert (tmp_path / "precious.txt").read_text() == "not an index"
+
+
+# --- the tool, in process --------------------------------------------------------------------------------------
+
+async def test_tools_listed_with_description_and_batch_meta(service: SearchService) -> None:
+    async with Client(create_server(service)) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(tools) == {"search", "search_batch"}
+    description = tools["search"].description or ""
+    assert "Search Wikipedia" in description and "top passages" in description
+    assert "1 to 5" in description and "100 characters" in description
+    assert tools["search"].input_schema["properties"]["topk"]["default"] == 2
+    assert tools["search_batch"].meta == {BATCH_OF_META_KEY: "search"}
+
+
+async def test_search_returns_search_r1_text(service: SearchService, corpus: Corpus,
+                                             retriever: CountingRetriever) -> None:
+    async with Client(create_server(service)) as client:
+        result = await client.call_tool("search", {"query": "Alexander Fleming penicillin", "topk": 1})
+        default_topk = await client.call_tool("search", {"query": "largest river reef"})
+        no_match = await client.call_tool("search", {"query": "zzyzx"})
+    assert not result.is_error
+    assert result.content[0].text == search_r1_passages2string([corpus.contents[5]])
+    assert default_topk.content[0].text.count("\nDoc ") == 1  # two passages: the default topk is 2
+    assert no_match.content[0].text == NO_MATCH_TEXT and not no_match.is_error
+    # Retrieval ran in a worker thread, not on the event loop's.
+    assert threading.get_ident() not in retriever.threads
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    ({"query": ""}, "query must not be empty"),
+    ({"query": "   "}, "query must not be empty"),
+    ({"query": "river", "topk": 0}, "topk must be between 1 and 5, got 0"),
+    ({"query": "river", "topk": 6}, "topk must be between 1 and 5, got 6"),
+    ({"query": "x" * 101}, "query is 101 characters long; the limit is 100"),
+    ({"query": "river", "topk": "many"}, "topk"),
+    ({"topk": 2}, "query"),
+])
+async def test_bad_input_gives_a_clear_error(service: SearchService, arguments: dict, message: str) -> None:
+    async with Client(create_server(service)) as client:
+        result = await client.call_tool("search", arguments)
+    assert result.is_error
+    assert message in result.content[0].text
+
+
+async def test_batch_is_aligned_equal_to_single_calls_and_one_retrieval(service: SearchService,
+                                                                         retriever: CountingRetriever) -> None:
+    calls = [
+        {"query": "Marie Curie radioactivity"},
+        {"query": "", "topk": 2},
+        {"query": "Himalayas mountain", "topk": 5},
+        {"query": "river", "topk": 99},
+        {"query": "programming", "topk": 1},
+        {"qurey": "typo"},
+        "not an object",
+        {"query": "zzyzx"},
+    ]
+    async with Client(create_server(service)) as client:
+        retriever.calls.clear()
+        batch = await client.call_tool("search_batch", {"calls": calls})
+        assert retriever.calls == [["Marie Curie radioactivity", "Himalayas mountain", "programming", "zzyzx"]]
+        # Elements that pass the schema; the SDK words schema errors its own way.
+        schema_valid = [0, 1, 2, 3, 4, 7]
+        singles = {i: await client.call_tool("search", calls[i]) for i in schema_valid}
+    entries = json.loads(batch.content[0].text)
+    assert len(entries) == len(calls)
+    assert [entry["is_error"] for entry in entries] == [False, True, False, True, False, True, True, False]
+    for i, single in singles.items():
+        assert entries[i] == {"text": single.content[0].text, "is_error": single.is_error}
+    assert "qurey" in entries[5]["text"]
+    assert "query must not be empty" in entries[1]["text"]
+    assert "topk must be between 1 and 5" in entries[3]["text"]
+
+
+async def test_server_answers_while_a_search_runs(corpus: Corpus) -> None:
+    entered, release, finished = threading.Event(), threading.Event(), threading.Event()
+
+    class BlockingRetriever:
+        def retrieve(self, queries: list[str], topk: int) -> list[list[int]]:
+            entered.set()
+            release.wait(timeout=3)
+            finished.set()
+            return [[0] for _ in queries]
+
+    async with Client(create_server(SearchService(corpus, BlockingRetriever()))) as client:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(client.call_tool, "search", {"query": "blocked"})
+            assert await anyio.to_thread.run_sync(entered.wait, 5)
+            with anyio.fail_after(5):
+                assert len((await client.list_tools()).tools) == 2
+            assert not finished.is_set(), "the server answered only after the search: retrieval blocked the loop"
+            release.set()
+
+
+# --- command line and real transports --------------------------------------------------------------------------
+
+def test_bad_options_exit_with_usage(corpus_path: Path) -> None:
+    for argv in (["--corpus", str(corpus_path), "--default-topk", "30"],
+                 ["--corpus", str(corpus_path), "--max-topk", "0"],
+                 ["--corpus", str(corpus_path), "--retriever", "faiss"],
+                 ["--corpus", str(corpus_path), "--retriever", "faiss", "--faiss-index", "missing.index",
+                  "--encoder", "e5"],
+                 ["--corpus", str(corpus_path.with_name("missing.jsonl"))],
+                 []):
+        with pytest.raises(SystemExit):
+            build_server(argv)
+
+
+async def test_build_server_with_index_dir(corpus_path: Path, tmp_path: Path) -> None:
+    argv = ["--corpus", str(corpus_path), "--index-dir", str(tmp_path / "index"), "--default-topk", "1"]
+    for _ in range(2):  # builds the index, then loads it
+        async with Client(build_server(argv)) as client:
+            result = await client.call_tool("search", {"query": "Great Barrier Reef"})
+        assert result.content[0].text.startswith('Doc 1(Title: "Great Barrier Reef")')
+    assert (tmp_path / "index" / METADATA_FILE).is_file()
+
+
+async def check_search_over(client: Client) -> None:
+    tools = {tool.name for tool in (await client.list_tools()).tools}
+    assert tools == {"search", "search_batch"}
+    result = await client.call_tool("search", {"query": "Everest Himalayas", "topk": 1})
+    assert not result.is_error
+    assert result.content[0].text.startswith('Doc 1(Title: "Mount Everest") Mount Everest')
+    batch = await client.call_tool("search_batch", {"calls": [{"query": "Amazon"}, {"query": ""}]})
+    assert [entry["is_error"] for entry in json.loads(batch.content[0].text)] == [False, True]
+
+
+@pytest.mark.integration
+async def test_over_stdio_subprocess(corpus_path: Path) -> None:
+    parameters = StdioServerParameters(command=sys.executable, args=["-m", "tool_servers.search", "--corpus",
+                                                                     str(corpus_path)], cwd=str(REPO_ROOT))
+    with anyio.fail_after(30):
+        async with Client(parameters) as client:
+            await check_search_over(client)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_until_listening(process: subprocess.Popen, port: int, log: Path, timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"server not listening on port {port} after {timeout_s} s:\n{log.read_text()}")
+
+
+@pytest.mark.integration
+async def test_over_streamable_http_subprocess(corpus_path: Path, tmp_path: Path) -> None:
+    port = free_port()
+    log = tmp_path / "server.log"
+    with log.open("w") as log_file:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tool_servers.search", "--corpus", str(corpus_path), "--transport", "http",
+             "--host", "127.0.0.1", "--port", str(port)],
+            cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT)
+    try:
+        await anyio.to_thread.run_sync(wait_until_listening, process, port, log)
+        with anyio.fail_after(20):
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                await check_search_over(client)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+# --- the real wiki-18 sample -----------------------------------------------------------------------------------
+
+needs_wiki_sample = pytest.mark.skipif(not WIKI_SAMPLE.is_file(),
+                                       reason=f"the wiki-18 sample is not at {WIKI_SAMPLE} (shared data absent)")
+
+
+@pytest.fixture(scope="module")
+def wiki_corpus() -> Corpus:
+    return load_corpus(WIKI_SAMPLE)
+
+
+@needs_wiki_sample
+def test_real_wiki18_sample(wiki_corpus: Corpus) -> None:
+    assert len(wiki_corpus) == 1000
+    assert wiki_corpus.contents[0].startswith('"Evan Morris"\n')
+    bm25 = BM25Retriever.build(wiki_corpus.contents)
+    # A passage's own title and opening words find it first.
+    picks = range(0, 1000, 50)
+    queries = [" ".join(wiki_corpus.contents[i].replace("\n", " ").split()[:30]) for i in picks]
+    ranked = bm25.retrieve(queries, 3)
+    assert sum(r[0] == i for i, r in zip(picks, ranked)) >= 0.9 * len(queries)
+    service = SearchService(wiki_corpus, bm25)
+    [text] = service.search_checked([("Evan Morris lobbyist Genentech Roche", 3)])
+    assert text.startswith('Doc 1(Title: "Evan Morris") Evan Morris Evan L. Morris')
+    assert text.count("\n") >= 3 and text.endswith("\n")
+
+
+# --- dense FAISS retrieval (optional extra) --------------------------------------------------------------------
+
+class StoredVectorEncoder:
+    """A stand-in query encoder: query ``"doc 12"`` embeds as row 12 of ``vectors``."""
+
+    def __init__(self, vectors) -> None:
+        self.vectors = vectors
+        self.calls = 0
+
+    def __call__(self, queries: list[str]):
+        self.calls += 1
+        return self.vectors[[int(query.split()[1]) for query in queries]]
+
+
+@pytest.fixture
+def faiss_module():
+    return pytest.importorskip("faiss", reason="faiss-cpu (the 'faiss' extra) is not installed")
+
+
+def test_missing_optional_dependencies_are_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tool_servers.search.dense_retriever import E5QueryEncoder, import_faiss
+
+    for module in ("faiss", "torch", "transformers"):
+        monkeypatch.setitem(sys.modules, module, None)  # makes `import module` fail
+    with pytest.raises(ImportError, match="faiss-cpu"):
+        import_faiss()
+    with pytest.raises(ImportError, match="torch and transformers"):
+        E5QueryEncoder("unused-model-dir")
+
+
+def test_dense_retriever_on_a_small_index(faiss_module, tmp_path: Path) -> None:
+    from tool_servers.search.dense_retriever import DenseRetriever
+
+    vectors = np.random.default_rng(0).normal(size=(5, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = faiss_module.IndexFlatIP(8)
+    index.add(vectors)
+    faiss_module.write_index(index, str(tmp_path / "flat.index"))
+    encoder = StoredVectorEncoder(vectors)
+    dense = DenseRetriever.load(tmp_path / "flat.index", encoder, num_docs=5)
+    ranked = dense.retrieve([f"doc {i}" for i in range(5)], 20)
+    assert [r[0] for r in ranked] == [0, 1, 2, 3, 4] and all(sorted(r) == [0, 1, 2, 3, 4] for r in ranked)
+    assert encoder.calls == 1
+    with pytest.raises(ValueError, match="holds 5 vectors but the corpus holds 6"):
+        DenseRetriever.load(tmp_path / "flat.index", encoder, num_docs=6)
+
+
+@needs_wiki_sample
+def test_dense_retriever_on_the_real_e5_index(faiss_module, wiki_corpus: Corpus) -> None:
+    if not FAISS_SAMPLE.is_file():
+        pytest.skip(f"the e5 FAISS sample is not at {FAISS_SAMPLE}")
+    from tool_servers.search.dense_retriever import DenseRetriever
+
+    stored = faiss_module.read_index(str(FAISS_SAMPLE))
+    assert stored.ntotal == len(wiki_corpus) == 1000 and stored.d == 768
+    encoder = StoredVectorEncoder(stored.reconstruct_n(0, stored.ntotal))
+    for mmap in (False, True):
+        dense = DenseRetriever.load(FAISS_SAMPLE, encoder, num_docs=len(wiki_corpus), mmap=mmap)
+        ranked = dense.retrieve([f"doc {i}" for i in range(1000)], 3)
+        assert [r[0] for r in ranked] == list(range(1000))  # each passage's own vector finds it first
+
+
+@needs_wiki_sample
+async def test_server_with_faiss_retriever(faiss_module, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not FAISS_SAMPLE.is_file():
+        pytest.skip(f"the e5 FAISS sample is not at {FAISS_SAMPLE}")
+    from tool_servers.search import dense_retriever
+
+    vectors = faiss_module.read_index(str(FAISS_SAMPLE)).reconstruct_n(0, 1000)
+    monkeypatch.setattr(dense_retriever, "E5QueryEncoder", lambda model_dir: StoredVectorEncoder(vectors))
+    server = build_server(["--corpus", str(WIKI_SAMPLE), "--retriever", "faiss", "--faiss-index", str(FAISS_SAMPLE),
+                           "--encoder", "unused-model-dir"])
+    async with Client(server) as client:
+        result = await client.call_tool("search", {"query": "doc 0", "topk": 2})
+    assert result.content[0].text.startswith('Doc 1(Title: "Evan Morris") Evan Morris')
+    assert result.content[0].text.count("\n") == 2
