@@ -3,7 +3,7 @@
 Measurements (each repeated ``--repeats`` times; the table shows the median and the min of the wall seconds):
 
 - ``sleep_stdio``: N SearchEnv trajectories (one ``EnvBatch``, one shared toolbox) each call the 100 ms ``sleep``
-  tool of a real stdio subprocess in ONE timed ``await batch.astep(...)``. ``ratio`` is median / 0.1 s, the
+  tool of a real stdio subprocess in ONE timed ``await batch.astep(...)``. ``x floor`` is median / 0.1 s, the
   floor no implementation can beat. Targets: N=256 within 1.5x the floor (<= 0.150 s), N=4096 within 0.5 s.
   ``sleep_stdio_unmerged`` is the same with ``"batching": false`` (one MCP request per call: the "before"), and
   ``sleep_sdk_baseline`` is the plain MCP SDK: one ``Client`` over stdio, N concurrent ``call_tool`` gathered.
@@ -14,21 +14,26 @@ Measurements (each repeated ``--repeats`` times; the table shows the median and 
 - ``search``: queries/s of N concurrent BM25 searches through the toolbox (in-process server), merged into one
   ``search_batch`` request vs one request each, on the embedded sample corpus and, when present, on
   ``../shared/data/wiki/wiki18_sample_1000.jsonl``.
-- ``rollout``: a full scripted rollout of ``rlf/Search-NQ-v0`` (``run_rollouts``): episodes/s and mean reward.
+- ``rollout``: a full scripted rollout of ``rlf/Search-NQ-v0`` (``run_rollouts``): episodes/s (wall time of the
+  whole call: envs made, search server started, every episode run) and mean reward.
 
 Machines are shared and noisy: compare ratios (merged vs unmerged vs SDK, listed under the table and in the JSON)
-rather than absolute seconds across runs. ``--quick`` shrinks every N and does one repeat (smoke test, CI).
+rather than absolute seconds across runs. The JSON also keeps, per repeat, the process CPU seconds and the
+cyclic-GC runs per generation (``gc_runs``): a slow repeat with gen-2 runs was paused by the collector.
+``--quick`` shrinks every N and does one repeat (smoke test, CI).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -58,38 +63,55 @@ def inprocess_sleep_config() -> dict[str, Any]:
     return {"mcpServers": {"sleep": {"module": "tool_servers.sleep"}}}
 
 
-def row(name: str, n: int, seconds: list[float], metric: str, value: float, target: str = "-",
+class Timing:
+    """Wall seconds, process CPU seconds and cyclic-GC runs (per generation) of each timed repeat."""
+
+    def __init__(self) -> None:
+        self.walls: list[float] = []
+        self.cpus: list[float] = []
+        self.gc_runs: list[list[int]] = []
+
+    @contextmanager
+    def measure(self, keep: bool = True) -> Iterator[None]:
+        runs, wall, cpu = gc_runs(), time.perf_counter(), time.process_time()
+        yield
+        if keep:
+            self.walls.append(time.perf_counter() - wall)
+            self.cpus.append(time.process_time() - cpu)
+            self.gc_runs.append([after - before for before, after in zip(runs, gc_runs())])
+
+
+def gc_runs() -> list[int]:
+    return [generation["collections"] for generation in gc.get_stats()]
+
+
+def row(name: str, n: int, timing: Timing, metric: str, value: float, target: str = "-",
         passed: bool | None = None, **extra: Any) -> dict[str, Any]:
     """One measurement: wall seconds of every repeat, a headline number, and the target verdict if any."""
-    return {"name": name, "n": n, "seconds": seconds, "median_s": statistics.median(seconds),
-            "min_s": min(seconds), "metric": metric, "value": value, "target": target, "pass": passed, **extra}
+    return {"name": name, "n": n, "seconds": timing.walls, "median_s": statistics.median(timing.walls),
+            "min_s": min(timing.walls), "metric": metric, "value": value, "target": target, "pass": passed,
+            "cpu_seconds": timing.cpus, "gc_runs": timing.gc_runs, **extra}
 
 
 async def timed_repeats(repeats: int, prepare: Callable[[], Awaitable[Any]] | None,
-                        body: Callable[[], Awaitable[Any]]) -> tuple[list[float], list[float]]:
-    """Wall and CPU seconds of ``body`` per repeat, after one untimed warm-up; ``prepare`` runs untimed before each."""
-    walls, cpus = [], []
+                        body: Callable[[], Awaitable[Any]]) -> Timing:
+    """Times ``body`` per repeat, after one untimed warm-up; ``prepare`` runs untimed before each."""
+    timing = Timing()
     for i in range(repeats + 1):
         if prepare is not None:
             await prepare()
-        wall, cpu = time.perf_counter(), time.process_time()
-        await body()
-        if i:  # round 0 warms up (server-side imports, first batch)
-            walls.append(time.perf_counter() - wall)
-            cpus.append(time.process_time() - cpu)
-    return walls, cpus
+        with timing.measure(keep=i > 0):  # round 0 warms up (server-side imports, first batch)
+            await body()
+    return timing
 
 
-def timed_repeats_sync(repeats: int, body: Callable[[], Any]) -> tuple[list[float], list[float]]:
+def timed_repeats_sync(repeats: int, body: Callable[[], Any]) -> Timing:
     """``timed_repeats`` for blocking code that runs no event loop."""
-    walls, cpus = [], []
+    timing = Timing()
     for i in range(repeats + 1):
-        wall, cpu = time.perf_counter(), time.process_time()
-        body()
-        if i:
-            walls.append(time.perf_counter() - wall)
-            cpus.append(time.process_time() - cpu)
-    return walls, cpus
+        with timing.measure(keep=i > 0):
+            body()
+    return timing
 
 
 def make_batch(config: dict[str, Any], n: int, **kwargs: Any) -> EnvBatch:
@@ -98,8 +120,8 @@ def make_batch(config: dict[str, Any], n: int, **kwargs: Any) -> EnvBatch:
 
 # -- 1. sleep over stdio -------------------------------------------------------------------------------------
 
-async def env_sleep_seconds(config: dict[str, Any], n: int, repeats: int) -> list[float]:
-    """Wall seconds of one ``astep`` in which all ``n`` envs call the 100 ms sleep."""
+async def env_sleep_timing(config: dict[str, Any], n: int, repeats: int) -> Timing:
+    """Timing of one ``astep`` in which all ``n`` envs call the 100 ms sleep."""
     batch = make_batch(config, n)
     try:
         seeds = list(range(n))
@@ -109,13 +131,12 @@ async def env_sleep_seconds(config: dict[str, Any], n: int, repeats: int) -> lis
             failed = [r for r in await batch.astep(action) if r is None or "slept" not in r.observation]
             if failed:
                 raise RuntimeError(f"{len(failed)} sleep calls failed, e.g. {failed[0]}")
-        walls, _ = await timed_repeats(repeats, lambda: batch.areset(seeds=seeds), step)
-        return walls
+        return await timed_repeats(repeats, lambda: batch.areset(seeds=seeds), step)
     finally:
         batch.close()
 
 
-async def sdk_sleep_seconds(n: int, repeats: int) -> list[float]:
+async def sdk_sleep_timing(n: int, repeats: int) -> Timing:
     """The plain MCP SDK: one stdio ``Client``, ``n`` concurrent ``call_tool`` gathered."""
     from mcp import Client, StdioServerParameters
 
@@ -123,30 +144,29 @@ async def sdk_sleep_seconds(n: int, repeats: int) -> list[float]:
     async with Client(params) as client:
         async def calls() -> None:
             await asyncio.gather(*(client.call_tool("sleep", {"ms": SLEEP_MS}) for _ in range(n)))
-        walls, _ = await timed_repeats(repeats, None, calls)
-    return walls
+        return await timed_repeats(repeats, None, calls)
 
 
 async def bench_sleep_stdio(sizes: list[int], repeats: int) -> list[dict[str, Any]]:
     rows = []
     for n in sizes:
-        merged = await env_sleep_seconds(stdio_sleep_config(True), n, repeats)
         target = TARGETS_S.get(n)
-        rows.append(row("sleep_stdio", n, merged, "x floor", statistics.median(merged) / FLOOR_S,
-                        f"<= {target:.3f} s" if target else "-",
-                        statistics.median(merged) <= target if target else None))
-        unmerged = await env_sleep_seconds(stdio_sleep_config(False), n, repeats)
-        rows.append(row("sleep_stdio_unmerged", n, unmerged, "x floor", statistics.median(unmerged) / FLOOR_S))
-        sdk = await sdk_sleep_seconds(n, repeats)
-        rows.append(row("sleep_sdk_baseline", n, sdk, "x floor", statistics.median(sdk) / FLOOR_S))
+        merged = await env_sleep_timing(stdio_sleep_config(True), n, repeats)
+        median = statistics.median(merged.walls)
+        rows.append(row("sleep_stdio", n, merged, "x floor", median / FLOOR_S,
+                        f"<= {target:.3f} s" if target else "-", median <= target if target else None))
+        unmerged = await env_sleep_timing(stdio_sleep_config(False), n, repeats)
+        sdk = await sdk_sleep_timing(n, repeats)
+        for name, timing in (("sleep_stdio_unmerged", unmerged), ("sleep_sdk_baseline", sdk)):
+            rows.append(row(name, n, timing, "x floor", statistics.median(timing.walls) / FLOOR_S))
     return rows
 
 
 # -- 2. env overhead -----------------------------------------------------------------------------------------
 
-def per_step(name: str, n: int, steps: int, walls: list[float], cpus: list[float]) -> dict[str, Any]:
-    return row(name, n, walls, "steps/s", steps / statistics.median(walls),
-               cpu_ms_per_step=1000 * statistics.median(cpus) / steps, steps_per_repeat=steps)
+def per_step(name: str, n: int, steps: int, timing: Timing) -> dict[str, Any]:
+    return row(name, n, timing, "steps/s", steps / statistics.median(timing.walls),
+               cpu_ms_per_step=1000 * statistics.median(timing.cpus) / steps, steps_per_repeat=steps)
 
 
 async def bench_batched_overhead(n: int, rounds: int, repeats: int) -> dict[str, Any]:
@@ -158,8 +178,7 @@ async def bench_batched_overhead(n: int, rounds: int, repeats: int) -> dict[str,
         async def steps() -> None:
             for _ in range(rounds):
                 await batch.astep(actions)
-        walls, cpus = await timed_repeats(repeats, None, steps)
-        return per_step("env_overhead_batched", n, n * rounds, walls, cpus)
+        return per_step("env_overhead_batched", n, n * rounds, await timed_repeats(repeats, None, steps))
     finally:
         batch.close()
 
@@ -180,8 +199,8 @@ def bench_single_overhead(steps: int, repeats: int) -> list[dict[str, Any]]:
         sync = timed_repeats_sync(repeats, sync_steps)
         env.reset(seed=0)
         asyn = asyncio.run(timed_repeats(repeats, None, async_steps))
-        return [per_step("env_overhead_single_sync", 1, steps, *sync),
-                per_step("env_overhead_single_async", 1, steps, *asyn)]
+        return [per_step("env_overhead_single_sync", 1, steps, sync),
+                per_step("env_overhead_single_async", 1, steps, asyn)]
     finally:
         env.close()
 
@@ -193,7 +212,7 @@ def bench_env_overhead(n: int, single_steps: int, repeats: int) -> list[dict[str
 
 # -- 3. search -----------------------------------------------------------------------------------------------
 
-async def search_seconds(corpus: Path, queries: list[str], batching: bool, repeats: int) -> list[float]:
+async def search_timing(corpus: Path, queries: list[str], batching: bool, repeats: int) -> Timing:
     toolbox = Toolbox(search_server_config(str(corpus), tuning={"batching": batching}))
     calls = [ToolCall("search", {"query": q}) for q in queries]
     try:
@@ -204,8 +223,7 @@ async def search_seconds(corpus: Path, queries: list[str], batching: bool, repea
             errors = [r.text for r in results if r.is_error]
             if errors:
                 raise RuntimeError(f"{len(errors)} searches failed, e.g. {errors[0]}")
-        walls, _ = await timed_repeats(repeats, None, search_all)
-        return walls
+        return await timed_repeats(repeats, None, search_all)
     finally:
         await asyncio.to_thread(toolbox.close)
 
@@ -222,8 +240,8 @@ def bench_search(n: int, repeats: int) -> tuple[list[dict[str, Any]], list[str]]
     rows = []
     for label, corpus in corpora.items():
         for batching, suffix in ((True, ""), (False, "_unmerged")):
-            walls = asyncio.run(search_seconds(corpus, queries, batching, repeats))
-            rows.append(row(f"search_{label}{suffix}", n, walls, "queries/s", n / statistics.median(walls),
+            timing = asyncio.run(search_timing(corpus, queries, batching, repeats))
+            rows.append(row(f"search_{label}{suffix}", n, timing, "queries/s", n / statistics.median(timing.walls),
                             corpus=str(corpus)))
     return rows, notes
 
@@ -233,16 +251,15 @@ def bench_search(n: int, repeats: int) -> tuple[list[dict[str, Any]], list[str]]
 def bench_rollout(n: int, batch_size: int, repeats: int) -> dict[str, Any]:
     from rlfactory_envs.rollout.runner import run_rollouts
 
-    walls, rewards, summaries = [], [], []
+    timing, summaries = Timing(), []
     for _ in range(repeats):
-        started = time.perf_counter()
-        summary, _ = asyncio.run(run_rollouts("rlf/Search-NQ-v0", lambda env: env.scripted_policy(), n=n,
-                                              batch_size=batch_size, progress=False))
-        walls.append(time.perf_counter() - started)
-        rewards.append(summary.mean_reward)
+        with timing.measure():
+            summary, _ = asyncio.run(run_rollouts("rlf/Search-NQ-v0", lambda env: env.scripted_policy(), n=n,
+                                                  batch_size=batch_size, progress=False))
         summaries.append(summary.__dict__)
-    return row("rollout_scripted", n, walls, "episodes/s", n / statistics.median(walls),
-               mean_reward=statistics.median(rewards), batch_size=batch_size, summaries=summaries)
+    return row("rollout_scripted", n, timing, "episodes/s", n / statistics.median(timing.walls),
+               mean_reward=statistics.median(s["mean_reward"] for s in summaries), batch_size=batch_size,
+               summaries=summaries)
 
 
 # -- report --------------------------------------------------------------------------------------------------
@@ -288,7 +305,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small N and one repeat (smoke test, CI)")
     parser.add_argument("--only", default=",".join(NAMES), help=f"comma-separated subset of {', '.join(NAMES)}")
-    parser.add_argument("--repeats", type=int, default=None, help="timed repeats per measurement (default 5; 1 with --quick)")
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="timed repeats per measurement (default 5; 1 with --quick)")
     parser.add_argument("--out", default="bench_results/bench.json", help="JSON results file")
     args = parser.parse_args(argv)
     args.only = [name.strip() for name in args.only.split(",") if name.strip()]

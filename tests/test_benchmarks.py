@@ -18,6 +18,7 @@ def test_quick_env_overhead_writes_report(tmp_path, capsys):
     for r in rows.values():
         assert r["metric"] == "steps/s"
         assert len(r["seconds"]) == 1
+        assert len(r["cpu_seconds"]) == 1 and len(r["gc_runs"]) == 1
         for key in ("median_s", "min_s", "value", "cpu_ms_per_step"):
             assert isinstance(r[key], float) and r[key] > 0, (r["name"], key)
     assert rows["env_overhead_batched"]["n"] > 1

@@ -51,8 +51,15 @@ class McpSession:
         return self._client is not None and self._owner is not None and not self._owner.done()
 
     async def open(self) -> None:
+        try:
+            target = _client_target(self.entry)
+        except SystemExit as exc:  # an in-process server's argparse refused its arguments
+            raise TransportError(f"server {self.name!r} refused its arguments (exit status {exc.code}); "
+                                 "see its usage message above") from None
+        except Exception as exc:
+            raise TransportError(f"cannot build server {self.name!r}: {exc}") from exc
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._owner = asyncio.create_task(self._own(ready), name=f"mcp-session-{self.name}")
+        self._owner = asyncio.create_task(self._own(target, ready), name=f"mcp-session-{self.name}")
         try:
             await asyncio.wait_for(asyncio.shield(ready), self.entry.connect_timeout_s)
         except asyncio.TimeoutError:
@@ -62,10 +69,10 @@ class McpSession:
             await self.close()
             raise TransportError(f"cannot connect to server {self.name!r}: {exc}") from exc
 
-    async def _own(self, ready: asyncio.Future[None]) -> None:
+    async def _own(self, target: Any, ready: asyncio.Future[None]) -> None:
         try:
             # stderr of a stdio server goes to ours: a crashing server's traceback is worth seeing.
-            async with Client(_client_target(self.entry), cache=None, raise_exceptions=False) as client:
+            async with Client(target, cache=None, raise_exceptions=False) as client:
                 self._client = client
                 ready.set_result(None)
                 await self._closing.wait()

@@ -62,12 +62,10 @@ class OpenAIChatPolicy:
             model=self.model, messages=messages, tools=tools, temperature=self.temperature,
             max_tokens=self.max_tokens, extra_body=self.extra_body or None)
         message = completion.choices[0].message
-        text = message.content or ""
+        content, calls = message.content or "", tool_calls_as_text(message.tool_calls)
+        text = f"{content}\n{calls}" if content and calls else (content or calls)
         reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
-        if reasoning:
-            text = f"<think>\n{reasoning}\n</think>\n\n{text}"
-        calls = tool_calls_as_text(message.tool_calls)
-        return f"{text}\n{calls}" if calls and text else (calls or text)
+        return f"<think>\n{reasoning}\n</think>\n\n{text}" if reasoning else text
 
     async def _continue(self, env: ToolEnv) -> str:
         prompt, so_far = env.messages[0]["content"], env.transcript[len(env.messages[0]["content"]):]

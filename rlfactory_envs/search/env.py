@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from rlfactory_envs.kernel.chat_format import Qwen3ChatFormat, SearchR1Format
@@ -29,9 +29,12 @@ CORPUS_ENV_VAR = "RLF_SEARCH_CORPUS"
 
 def search_server_config(corpus_path: str, *, transport: Literal["inprocess", "stdio"] = "inprocess",
                          index_dir: str | None = None, retriever: str = "bm25",
-                         tuning: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The ``mcpServers`` document for the bundled search server over ``corpus_path``."""
-    args = ["--corpus", str(corpus_path), "--retriever", retriever]
+                         server_args: Sequence[str] = (), tuning: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``mcpServers`` document for the bundled search server over ``corpus_path``.
+
+    ``server_args`` go to the server's command line as they are (e.g. ``["--faiss-index", P, "--encoder", E]``
+    with ``retriever="faiss"``; see ``python -m tool_servers.search --help``)."""
+    args = ["--corpus", str(corpus_path), "--retriever", retriever, *server_args]
     if index_dir:
         args += ["--index-dir", str(index_dir)]
     if transport == "inprocess":
@@ -57,6 +60,7 @@ class SearchEnv(ToolEnv):
         transport: Literal["inprocess", "stdio"] = "inprocess",
         retriever: str = "bm25",
         index_dir: str | None = None,
+        server_args: Sequence[str] = (),
         chat_format: Literal["qwen3", "search_r1"] = "qwen3",
         enable_thinking: bool = True,
         max_turns: int = 4,
@@ -69,7 +73,7 @@ class SearchEnv(ToolEnv):
         tasks = load_search_tasks(data_path) if data_path else sample_tasks()
         if tool_servers is None:
             tool_servers = search_server_config(corpus_path, transport=transport, index_dir=index_dir,
-                                                retriever=retriever)
+                                                retriever=retriever, server_args=server_args)
         if chat_format == "qwen3":
             parser: Any = HermesToolCallParser(max_tool_calls=max_tool_calls)
             fmt: Any = Qwen3ChatFormat(enable_thinking=enable_thinking)

@@ -225,3 +225,14 @@ def test_streamable_http_server(http_sleep_server, monkeypatch):
         assert seen == ["sleep_batch"]
     finally:
         toolbox.close()
+
+
+def test_inprocess_server_with_bad_arguments_fails_at_start_without_killing_the_loop():
+    toolbox = Toolbox({"mcpServers": {"search": {"module": "tool_servers.search", "args": ["--corpus", "/no/such"]}}})
+    with pytest.raises(TransportError, match="refused its arguments"):
+        toolbox.start()
+    toolbox = Toolbox(INPROCESS_SLEEP)
+    try:
+        assert toolbox.call_many(sleeps(1))[0].text == "slept 1 ms"
+    finally:
+        toolbox.close()

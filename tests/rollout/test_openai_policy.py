@@ -1,0 +1,96 @@
+"""The OpenAI-compatible policy against a scripted chat-completions server on loopback (real HTTP, real client).
+
+The server plays a model the way ``vllm serve --enable-auto-tool-choice --tool-call-parser hermes
+--reasoning-parser qwen3`` answers: reasoning apart, tool calls structured. It records every request so the
+test can check what the policy sent.
+"""
+
+import asyncio
+import json
+import socket
+import threading
+import time
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from rlfactory_envs.rollout.policy import OpenAIChatPolicy
+from rlfactory_envs.rollout.runner import run_rollouts
+
+
+def completion(message: dict) -> dict:
+    return {"id": "c", "object": "chat.completion", "created": 0, "model": "scripted",
+            "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+
+class ScriptedModel:
+    """Turn 1: search the question (structured tool call). Turn 2: answer what the tool response's first title says."""
+
+    def __init__(self):
+        self.requests: list[dict] = []
+
+    async def handle(self, request: Request) -> JSONResponse:
+        body = await request.json()
+        self.requests.append(body)
+        messages = body["messages"]
+        if body.get("stop"):  # Search-R1 continuation
+            if len(messages) == 1:
+                return JSONResponse(completion({"content": "<think>search</think><search> mountain </search>"}))
+            return JSONResponse(completion({"content": " <answer> Mount Arvel </answer>"}))
+        if messages[-1]["role"] == "user":
+            question = messages[-1]["content"].split("Question: ")[-1]
+            call = {"id": "call_0", "type": "function",
+                    "function": {"name": "search", "arguments": json.dumps({"query": question})}}
+            return JSONResponse(completion({"content": None, "reasoning_content": "I should search.",
+                                            "tool_calls": [call]}))
+        title = messages[-1]["content"].split('Title: "')[1].split('"')[0]
+        return JSONResponse(completion({"content": f"<answer>{title}</answer>"}))
+
+
+@pytest.fixture(scope="module")
+def endpoint():
+    model = ScriptedModel()
+    app = Starlette(routes=[Route("/v1/chat/completions", model.handle, methods=["POST"])])
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/v1", model
+    server.should_exit = True
+    thread.join(10)
+
+
+def test_tool_calling_episode_through_the_chat_api(endpoint):
+    base_url, model = endpoint
+    model.requests.clear()
+    summary, records = asyncio.run(run_rollouts(
+        "rlf/Search-NQ-v0", lambda env: OpenAIChatPolicy(base_url, "scripted"), 6, batch_size=3, progress=False))
+    assert summary.episodes == 6 and summary.tool_calls == 6 and summary.tool_errors == 0
+    assert summary.mean_reward > 0.5
+    first_response = records[0].messages[1]["content"]
+    assert first_response.startswith("<think>\nI should search.\n</think>\n\n<tool_call>\n")
+    second_request = next(r for r in model.requests if r["messages"][-1]["role"] == "tool")
+    assert [m["role"] for m in second_request["messages"]] == ["user", "assistant", "tool"]
+    assert second_request["tools"][0]["function"]["name"] == "search"
+
+
+def test_search_r1_episode_continues_one_assistant_message(endpoint):
+    base_url, model = endpoint
+    model.requests.clear()
+    summary, records = asyncio.run(run_rollouts(
+        "rlf/Search-NQ-SearchR1-v0", lambda env: OpenAIChatPolicy(base_url, "scripted"), 2, progress=False))
+    assert summary.tool_calls == 2 and all(r.terminated for r in records)
+    continuation = model.requests[-1]
+    assert continuation["continue_final_message"] is True and continuation["add_generation_prompt"] is False
+    assert continuation["messages"][1]["content"].startswith("<think>search</think><search> mountain </search>")
+    assert "<information>" in continuation["messages"][1]["content"]
