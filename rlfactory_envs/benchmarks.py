@@ -5,8 +5,10 @@ Measurements (each repeated ``--repeats`` times; the table shows the median and 
 - ``sleep_stdio``: N SearchEnv trajectories (one ``EnvBatch``, one shared toolbox) each call the 100 ms ``sleep``
   tool of a real stdio subprocess in ONE timed ``await batch.astep(...)``. ``x floor`` is median / 0.1 s, the
   floor no implementation can beat. Targets: N=256 within 1.5x the floor (<= 0.150 s), N=4096 within 0.5 s.
-  ``sleep_stdio_unmerged`` is the same with ``"batching": false`` (one MCP request per call: the "before"), and
-  ``sleep_sdk_baseline`` is the plain MCP SDK: one ``Client`` over stdio, N concurrent ``call_tool`` gathered.
+  ``sleep_stdio_gc_on`` is the same with automatic garbage collection left on during the step
+  (``EnvBatch(pause_gc=False)``), ``sleep_stdio_unmerged`` with ``"batching": false`` (one MCP request per call:
+  the "before"), and ``sleep_sdk_baseline`` is the plain MCP SDK: one ``Client`` over stdio, N concurrent
+  ``call_tool`` gathered.
 - ``env_overhead``: the env's own cost per step, with an in-process sleep server and ``ms: 0``: steps/s of
   ``EnvBatch.astep`` over N envs, and of one env stepped in sequence (sync ``step`` and ``await astep``). The
   ``cpu_ms_per_step`` in the JSON is process CPU time per step: on a small shared machine it is steadier than
@@ -114,15 +116,15 @@ def timed_repeats_sync(repeats: int, body: Callable[[], Any]) -> Timing:
     return timing
 
 
-def make_batch(config: dict[str, Any], n: int, **kwargs: Any) -> EnvBatch:
-    return EnvBatch([SearchEnv(tool_servers=config, **kwargs) for _ in range(n)])
+def make_batch(config: dict[str, Any], n: int, pause_gc: bool = True, **kwargs: Any) -> EnvBatch:
+    return EnvBatch([SearchEnv(tool_servers=config, **kwargs) for _ in range(n)], pause_gc=pause_gc)
 
 
 # -- 1. sleep over stdio -------------------------------------------------------------------------------------
 
-async def env_sleep_timing(config: dict[str, Any], n: int, repeats: int) -> Timing:
+async def env_sleep_timing(config: dict[str, Any], n: int, repeats: int, pause_gc: bool = True) -> Timing:
     """Timing of one ``astep`` in which all ``n`` envs call the 100 ms sleep."""
-    batch = make_batch(config, n)
+    batch = make_batch(config, n, pause_gc=pause_gc)
     try:
         seeds = list(range(n))
         action = [sleep_action(SLEEP_MS)] * n
@@ -155,9 +157,11 @@ async def bench_sleep_stdio(sizes: list[int], repeats: int) -> list[dict[str, An
         median = statistics.median(merged.walls)
         rows.append(row("sleep_stdio", n, merged, "x floor", median / FLOOR_S,
                         f"<= {target:.3f} s" if target else "-", median <= target if target else None))
+        gc_on = await env_sleep_timing(stdio_sleep_config(True), n, repeats, pause_gc=False)
         unmerged = await env_sleep_timing(stdio_sleep_config(False), n, repeats)
         sdk = await sdk_sleep_timing(n, repeats)
-        for name, timing in (("sleep_stdio_unmerged", unmerged), ("sleep_sdk_baseline", sdk)):
+        for name, timing in (("sleep_stdio_gc_on", gc_on), ("sleep_stdio_unmerged", unmerged),
+                             ("sleep_sdk_baseline", sdk)):
             rows.append(row(name, n, timing, "x floor", statistics.median(timing.walls) / FLOOR_S))
     return rows
 
@@ -270,7 +274,7 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
     out: dict[str, float] = {}
     for (name, n), r in by.items():
         if name == "sleep_stdio":
-            for other in ("sleep_stdio_unmerged", "sleep_sdk_baseline"):
+            for other in ("sleep_stdio_gc_on", "sleep_stdio_unmerged", "sleep_sdk_baseline"):
                 if (other, n) in by:
                     out[f"{other}/sleep_stdio@{n}"] = by[(other, n)]["median_s"] / r["median_s"]
         if name.startswith("search_") and not name.endswith("_unmerged") and (f"{name}_unmerged", n) in by:

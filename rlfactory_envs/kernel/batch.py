@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 
 from rlfactory_envs.kernel.env import EpisodeOver, ToolEnv
+from rlfactory_envs.kernel.gc_pause import automatic_gc_paused
 
 
 class StepResult(NamedTuple):
@@ -26,9 +27,14 @@ class StepResult(NamedTuple):
 
 
 class EnvBatch:
-    """A fixed list of ``ToolEnv``s stepped together. ``None`` as an action leaves that env alone."""
+    """A fixed list of ``ToolEnv``s stepped together. ``None`` as an action leaves that env alone.
 
-    def __init__(self, envs: Sequence[ToolEnv]):
+    ``pause_gc`` (default true) pauses automatic garbage collection while a step is in flight (see
+    ``gc_pause``): full collections of a large heap in the middle of a step cost more than the step itself.
+    """
+
+    def __init__(self, envs: Sequence[ToolEnv], pause_gc: bool = True):
+        self.pause_gc = pause_gc
         if not envs:
             raise ValueError("an EnvBatch needs at least one env")
         self.envs = [getattr(env, "unwrapped", env) for env in envs]
@@ -37,9 +43,9 @@ class EnvBatch:
                 raise TypeError(f"EnvBatch steps ToolEnv instances, got {type(env).__name__}")
 
     @classmethod
-    def make(cls, env_id: str, n: int, **kwargs: Any) -> EnvBatch:
+    def make(cls, env_id: str, n: int, pause_gc: bool = True, **kwargs: Any) -> EnvBatch:
         """``n`` envs from ``gym.make(env_id, **kwargs)``; equal kwargs share one toolbox."""
-        return cls([gym.make(env_id, **kwargs).unwrapped for _ in range(n)])
+        return cls([gym.make(env_id, **kwargs).unwrapped for _ in range(n)], pause_gc=pause_gc)
 
     def __len__(self) -> int:
         return len(self.envs)
@@ -68,7 +74,8 @@ class EnvBatch:
         for i, action in enumerate(actions):
             if action is not None:
                 groups.setdefault(id(self.envs[i].toolbox), []).append(i)
-        await asyncio.gather(*(self._step_group(members, actions, results) for members in groups.values()))
+        with automatic_gc_paused(self.pause_gc):
+            await asyncio.gather(*(self._step_group(members, actions, results) for members in groups.values()))
         return results
 
     async def _step_group(self, members: list[int], actions: Sequence[str | None],

@@ -169,7 +169,7 @@ class ToolEnv(gym.Env[str, str]):
         if feedback:
             new_messages.append({"role": "user", "content": feedback})
         self._record(action, obs, new_messages)
-        info["messages"] = copy.deepcopy(new_messages)
+        info["messages"] = [dict(m) for m in new_messages]
         info["tool_results"] = [{"name": r.name, "text": r.text, "is_error": r.is_error, "server": r.server}
                                 for r in results]
         if self.record_timings:
@@ -206,7 +206,7 @@ class ToolEnv(gym.Env[str, str]):
     @property
     def messages(self) -> list[dict[str, Any]]:
         """The whole episode as chat messages (a copy)."""
-        return copy.deepcopy(self._messages)
+        return [dict(m) for m in self._messages]
 
     @property
     def transcript(self) -> str:
@@ -231,11 +231,11 @@ class ToolEnv(gym.Env[str, str]):
                              f"{self.max_prompt_chars:,}")
         self.task, self.turn, self._done = task, 0, False
         self._started_at = time.monotonic()
-        self._messages = copy.deepcopy(messages)
+        self._messages = [dict(m) for m in messages]
         self._transcript = [prompt]
         info = self._base_info()
         info["task"] = self.task_to_dict(task)
-        info["messages"] = copy.deepcopy(messages)
+        info["messages"] = [dict(m) for m in messages]
         info["tools"] = [spec.openai_schema() for spec in copy.deepcopy(specs)]
         return prompt, info
 

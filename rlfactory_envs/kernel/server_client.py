@@ -19,7 +19,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 
 from rlfactory_envs.kernel.mcp_config import ServerEntry
 from rlfactory_envs.kernel.mcp_session import McpSession, TransportError
-from rlfactory_envs.kernel.tool_call import ToolResult
+from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
 
 BATCH_OF_META_KEY = "rlfactory/batch_of"  # the same key tool_servers.batched_tool writes; servers are not imported
 
@@ -134,16 +134,15 @@ class ServerClient:
                 self._sessions[slot] = session
             return session
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
-        """Call ``tool``; merged with concurrent calls when the tool has a batched form."""
+    async def call(self, call: ToolCall) -> ToolResult:
+        """Run ``call``; merged with concurrent calls when its tool has a batched form."""
         started = time.perf_counter()
-        batcher = self._batchers.get(tool)
+        batcher = self._batchers.get(call.name)
         if batcher is not None:
-            text, is_error = await batcher.submit(arguments)
+            text, is_error = await batcher.submit(call.arguments)
         else:
-            text, is_error = await self.request(tool, arguments)
-        return ToolResult(name=tool, text=text, is_error=is_error, latency_s=time.perf_counter() - started,
-                          server=self.name)
+            text, is_error = await self.request(call.name, call.arguments)
+        return ToolResult(call.name, text, is_error, time.perf_counter() - started, self.name, call.call_id)
 
     async def request(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """One MCP request with the concurrency limit, deadline and retries; ``(text, is_error)``, never raises."""

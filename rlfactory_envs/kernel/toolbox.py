@@ -131,7 +131,8 @@ class Toolbox:
         """Run ``calls`` concurrently on the toolbox loop; one result per call, in order. Never raises for a call."""
         if not calls:
             return []
-        await self.astart()
+        if not self._started:
+            await self.astart()
         thread = self._thread
         if thread is None:
             return [self._closed_result(call) for call in calls]
@@ -163,6 +164,8 @@ class Toolbox:
         return await self._thread.arun(coro)
 
     async def _dispatch(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        if len(calls) == 1:
+            return [await self._call_one(calls[0])]
         return list(await asyncio.gather(*(self._call_one(call) for call in calls)))
 
     async def _call_one(self, call: ToolCall) -> ToolResult:
@@ -171,8 +174,7 @@ class Toolbox:
             known = ", ".join(sorted(self._route)) or "none"
             return ToolResult(call.name, f"Error: unknown tool {call.name!r}. Available tools: {known}.",
                               is_error=True, call_id=call.call_id)
-        result = await client.call(call.name, call.arguments)
-        return ToolResult(result.name, result.text, result.is_error, result.latency_s, result.server, call.call_id)
+        return await client.call(call)
 
     @staticmethod
     def _closed_result(call: ToolCall) -> ToolResult:

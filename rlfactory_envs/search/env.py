@@ -8,6 +8,7 @@ default search server entirely (e.g. ``{"mcpServers": {"search": {"url": "http:/
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -15,6 +16,7 @@ from typing import Any, Literal
 
 from rlfactory_envs.kernel.chat_format import Qwen3ChatFormat, SearchR1Format
 from rlfactory_envs.kernel.env import ToolEnv
+from rlfactory_envs.kernel.task_source import TaskSource
 from rlfactory_envs.kernel.parsers import DEFAULT_MAX_TOOL_CALLS, HermesToolCallParser, SearchR1Parser
 from rlfactory_envs.kernel.toolbox import ToolSpec
 from rlfactory_envs.search.baseline import SearchThenTitlePolicy
@@ -47,6 +49,20 @@ def search_server_config(corpus_path: str, *, transport: Literal["inprocess", "s
     return {"mcpServers": {"search": entry}}
 
 
+def shared_tasks(data_path: str | None) -> TaskSource[SearchTask]:
+    """The tasks of ``data_path`` (the embedded sample for ``None``), loaded once per file version and shared by
+    every env of the process: a batch of thousands of envs holds one copy of the dataset."""
+    if not data_path:
+        return _cached_tasks(None, 0, 0)
+    stat = os.stat(data_path)
+    return _cached_tasks(os.path.realpath(data_path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_tasks(path: str | None, mtime_ns: int, size: int) -> TaskSource[SearchTask]:
+    return load_search_tasks(path) if path else sample_tasks()
+
+
 class SearchEnv(ToolEnv):
     """Open-domain QA with a search tool. ``chat_format="qwen3"`` (``<tool_call>`` JSON, the default) or
     ``"search_r1"`` (``<search>``/``<information>`` tags)."""
@@ -70,7 +86,7 @@ class SearchEnv(ToolEnv):
     ):
         data_path = data_path or os.environ.get(DATA_ENV_VAR) or None
         corpus_path = corpus_path or os.environ.get(CORPUS_ENV_VAR) or str(SAMPLE_CORPUS_PATH)
-        tasks = load_search_tasks(data_path) if data_path else sample_tasks()
+        tasks = shared_tasks(data_path)
         if tool_servers is None:
             tool_servers = search_server_config(corpus_path, transport=transport, index_dir=index_dir,
                                                 retriever=retriever, server_args=server_args)
