@@ -115,6 +115,7 @@ class ToolEnv(gym.Env[str, str]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         """Start an episode. ``options={"task": {...}}`` pins a task given in full, ``{"task_id": id}`` one of
         the dataset; otherwise the task is drawn with the env's seeded RNG (same seed, same task)."""
+        self._check_open()
         super().reset(seed=seed)
         self.toolbox.start()
         return self._begin(self._choose_task(options), self.toolbox.specs)
@@ -122,6 +123,7 @@ class ToolEnv(gym.Env[str, str]):
     async def areset(self, *, seed: int | None = None,
                      options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         """``reset`` as a coroutine: connecting the toolbox never blocks the caller's loop."""
+        self._check_open()
         super().reset(seed=seed)
         task = self._choose_task(options)
         await self.toolbox.astart()
@@ -179,9 +181,7 @@ class ToolEnv(gym.Env[str, str]):
 
     def render(self) -> str | None:
         """With ``render_mode="ansi"``: the transcript so far (prompt, responses and observations)."""
-        if self.render_mode == "ansi":
-            return "".join(self._transcript)
-        return None
+        return self.transcript if self.render_mode == "ansi" else None
 
     def close(self) -> None:
         """Release this env's share of the toolbox (the last env to close shuts it down). Idempotent."""
@@ -241,6 +241,10 @@ class ToolEnv(gym.Env[str, str]):
 
     def _base_info(self) -> dict[str, Any]:
         return {"dataset": self.tasks.name, "task_id": getattr(self.task, "task_id", None), "turn": self.turn}
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("the env is closed; make a new one")
 
     def _check_can_step(self, action: Any) -> None:
         if self._done:

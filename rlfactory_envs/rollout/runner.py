@@ -11,10 +11,8 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TextIO
 
-import gymnasium as gym
 import numpy as np
 from tqdm import tqdm
 
@@ -166,11 +164,3 @@ async def run_rollouts(env_id: str, policy_factory: Callable[[ToolEnv], Policy],
     finally:
         batch.close()
     return summarise(records, time.perf_counter() - started), records
-
-
-def write_summary(path: Path, summary: RolloutSummary) -> None:
-    path.write_text(json.dumps(summary.__dict__, indent=2) + "\n", encoding="utf-8")
-
-
-def make_env(env_id: str, **kwargs: Any) -> ToolEnv:
-    return gym.make(env_id, **kwargs).unwrapped  # type: ignore[return-value]

@@ -13,7 +13,7 @@ from tests.conftest import shared_file
 
 @pytest.fixture(scope="module")
 def qwen3_template():
-    jinja2 = pytest.importorskip("jinja2")
+    pytest.importorskip("jinja2")
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     config = json.loads(shared_file("tokenizers/qwen3/tokenizer_config.json").read_text())

@@ -118,7 +118,7 @@ def test_every_registered_id_is_a_gymnasium_env():
     for env_id in rlfactory_envs.ENVIRONMENTS:
         env = gym.make(env_id)
         try:
-            check_env(env.unwrapped, skip_render_check=True)
+            check_env(env.unwrapped)
         finally:
             env.close()
 
@@ -146,3 +146,22 @@ def test_info_names_the_dataset_and_carries_messages_and_calls(env):
     assert [m["role"] for m in info["messages"]] == ["assistant", "tool"]
     assert info["tool_results"][0]["text"].startswith("Doc 1(Title: ")
     assert env.transcript.endswith(action + obs)
+
+
+def test_a_closed_env_says_so():
+    env = gym.make("rlf/Search-NQ-v0").unwrapped
+    env.reset(seed=0)
+    env.close()
+    env.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        env.reset(seed=0)
+
+
+def test_ansi_render_is_the_transcript():
+    env = gym.make("rlf/Search-NQ-v0", render_mode="ansi").unwrapped
+    try:
+        obs, _ = env.reset(seed=0)
+        step_obs, *_ = env.step("hello")
+        assert env.render() == obs + "hello" + step_obs
+    finally:
+        env.close()

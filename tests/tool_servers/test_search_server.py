@@ -135,7 +135,7 @@ def test_corpus_reads_both_row_shapes(tmp_path: Path) -> None:
 def test_corpus_bad_line_names_file_and_line(tmp_path: Path, bad_line: str) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps({"id": "ok", "contents": '"T"\nfine'}) + "\n" + bad_line + "\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=rf"bad\.jsonl:2: "):
+    with pytest.raises(ValueError, match=r"bad\.jsonl:2: "):
         load_corpus(path)
 
 
