@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,3 +27,40 @@ def shared_file(relative: str) -> Path:
 def sleep_server_entry(**tuning) -> dict:
     """The sleep/fault-injection server as a real stdio subprocess."""
     return {"command": sys.executable, "args": ["-m", "tool_servers.sleep"], **tuning}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def http_tool_server(module: str, *args: str, log: Path, timeout_s: float = 30.0) -> Iterator[str]:
+    """``python -m module args --transport http`` on a free loopback port; yields its MCP URL, then stops it."""
+    port = free_port()
+    with log.open("w") as log_file:
+        process = subprocess.Popen(
+            [sys.executable, "-m", module, *args, "--transport", "http", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if process.poll() is not None:
+                raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text()}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"server not listening on port {port} after {timeout_s} s:\n"
+                                         f"{log.read_text()}") from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)

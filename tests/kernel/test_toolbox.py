@@ -2,8 +2,6 @@
 
 import os
 import signal
-import socket
-import subprocess
 import sys
 import time
 
@@ -14,7 +12,7 @@ from rlfactory_envs.kernel.mcp_session import TransportError
 from rlfactory_envs.kernel.server_client import ServerClient
 from rlfactory_envs.kernel.tool_call import ToolCall
 from rlfactory_envs.kernel.toolbox import Toolbox, acquire_toolbox
-from tests.conftest import sleep_server_entry
+from tests.conftest import http_tool_server, sleep_server_entry
 
 INPROCESS_SLEEP = {"mcpServers": {"sleep": {"module": "tool_servers.sleep"}}}
 
@@ -188,31 +186,10 @@ def test_stdio_close_stops_the_server_process():
         pytest.fail(f"server process {pid} still runs after close()")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
-def http_sleep_server():
-    port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "tool_servers.sleep", "--transport", "http", "--port", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"HTTP server exited: {process.stderr.read().decode()[-2000:]}")
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}/mcp"
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
+def http_sleep_server(tmp_path):
+    with http_tool_server("tool_servers.sleep", log=tmp_path / "server.log") as url:
+        yield url
 
 
 @pytest.mark.integration

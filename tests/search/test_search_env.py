@@ -9,7 +9,8 @@ import pytest
 
 from rlfactory_envs.rollout.runner import run_rollouts
 from rlfactory_envs.search.env import CORPUS_ENV_VAR, DATA_ENV_VAR
-from tests.conftest import shared_file
+from rlfactory_envs.search.tasks import SAMPLE_CORPUS_PATH
+from tests.conftest import http_tool_server, shared_file
 
 
 def search_call(query: str) -> str:
@@ -75,3 +76,15 @@ def test_scripted_baseline_really_searches_and_scores(env_id):
     assert 0.6 <= summary.mean_reward < 1.0
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert len(lines) == 60 and {"task", "messages", "transcript", "reward", "tool_latency_s"} <= set(lines[0])
+
+
+@pytest.mark.integration
+def test_search_server_over_streamable_http(tmp_path):
+    with http_tool_server("tool_servers.search", "--corpus", str(SAMPLE_CORPUS_PATH), log=tmp_path / "log") as url:
+        env = gym.make("rlf/Search-NQ-v0", tool_servers={"mcpServers": {"search": {"url": url}}}).unwrapped
+        try:
+            _, info = env.reset(seed=2)
+            obs, *_ = env.step(search_call(info["task"]["question"]))
+            assert "<tool_response>\nDoc 1(Title: " in obs
+        finally:
+            env.close()

@@ -12,8 +12,8 @@ import pytest
 from rlfactory_envs.kernel.task_source import TaskSource
 from rlfactory_envs.search.task import SearchTask
 from rlfactory_envs.search.tasks import SAMPLE_CORPUS_PATH, SAMPLE_QUESTIONS_PATH, load_search_tasks, sample_tasks
+from tests.conftest import SHARED_DATA
 
-SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 NQ_DEV = SHARED_DATA / "nq" / "NQ-open.dev.jsonl"
 
 # Search-R1's instruction prefix (scripts/data_process/nq_search.py, template "base"), abridged.

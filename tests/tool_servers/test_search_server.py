@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import anyio
@@ -23,9 +20,8 @@ from tool_servers.search.bm25_retriever import METADATA_FILE, BM25Retriever, cor
 from tool_servers.search.corpus import Corpus, load_corpus
 from tool_servers.search.formatting import format_passages
 from tool_servers.search.server import NO_MATCH_TEXT, SearchLimits, SearchService, create_server
+from tests.conftest import REPO_ROOT, SHARED_DATA, http_tool_server
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 WIKI_SAMPLE = SHARED_DATA / "wiki" / "wiki18_sample_1000.jsonl"
 FAISS_SAMPLE = SHARED_DATA / "wiki" / "e5_flat_sample.index"
 
@@ -342,46 +338,12 @@ async def test_over_stdio_subprocess(corpus_path: Path) -> None:
             await check_search_over(client)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def wait_until_listening(process: subprocess.Popen, port: int, log: Path, timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text()}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError(f"server not listening on port {port} after {timeout_s} s:\n{log.read_text()}")
-
-
 @pytest.mark.integration
 async def test_over_streamable_http_subprocess(corpus_path: Path, tmp_path: Path) -> None:
-    port = free_port()
-    log = tmp_path / "server.log"
-    with log.open("w") as log_file:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "tool_servers.search", "--corpus", str(corpus_path), "--transport", "http",
-             "--host", "127.0.0.1", "--port", str(port)],
-            cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT)
-    try:
-        await anyio.to_thread.run_sync(wait_until_listening, process, port, log)
+    with http_tool_server("tool_servers.search", "--corpus", str(corpus_path), log=tmp_path / "server.log") as url:
         with anyio.fail_after(20):
-            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            async with Client(url) as client:
                 await check_search_over(client)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
 
 
 # --- the real wiki-18 sample -----------------------------------------------------------------------------------
