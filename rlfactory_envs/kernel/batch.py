@@ -94,9 +94,7 @@ class EnvBatch:
     @staticmethod
     def _as_result(env: ToolEnv, outcome: Any) -> StepResult:
         if isinstance(outcome, BaseException):
-            env.abort(f"{type(outcome).__name__}: {outcome}")
-            info = {"dataset": env.tasks.name, "task_id": getattr(env.task, "task_id", None), "turn": env.turn,
-                    "error": f"{type(outcome).__name__}: {outcome}"}
+            info = env.abort(f"{type(outcome).__name__}: {outcome}")
             return StepResult("", float(env.reward_range[0]), False, True, info)
         return StepResult(*outcome)
 

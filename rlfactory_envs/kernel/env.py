@@ -190,11 +190,13 @@ class ToolEnv(gym.Env[str, str]):
             self.toolbox.release()
         super().close()
 
-    def abort(self, reason: str) -> None:
-        """End the episode after an internal failure (what ``EnvBatch`` does so a batch goes on)."""
+    def abort(self, reason: str) -> dict[str, Any]:
+        """End the episode after an internal failure (so a batch goes on); the ``info`` of that last step."""
         self._done = True
-        self._transcript.append("")
         self._messages.append({"role": "system", "content": f"episode aborted: {reason}"})
+        info = self._base_info()
+        info["error"] = reason
+        return info
 
     # -- episode bookkeeping ---------------------------------------------------------------------------------
 

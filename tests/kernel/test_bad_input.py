@@ -103,3 +103,20 @@ def test_non_text_actions_are_a_caller_error(env):
     env.reset(seed=0)
     with pytest.raises(TypeError, match="str"):
         env.step(None)
+
+
+def test_an_internal_failure_ends_one_episode_not_the_batch(monkeypatch):
+    batch = EnvBatch.make("rlf/Search-NQ-v0", 3)
+    try:
+        batch.reset(seeds=[0, 1, 2])
+
+        def broken_parse(text):
+            raise RuntimeError("parser bug")
+
+        monkeypatch.setattr(batch.envs[1], "parser", type("Broken", (), {"parse": staticmethod(broken_parse)})())
+        results = batch.step(["hello", "hello", "hello"])
+        assert results[1].truncated and results[1].info["error"] == "RuntimeError: parser bug"
+        assert batch.envs[1].done and not batch.envs[0].done and not batch.envs[2].done
+        assert "neither a tool call" in results[0].observation and "neither a tool call" in results[2].observation
+    finally:
+        batch.close()

@@ -213,3 +213,26 @@ def test_inprocess_server_with_bad_arguments_fails_at_start_without_killing_the_
         assert toolbox.call_many(sleeps(1))[0].text == "slept 1 ms"
     finally:
         toolbox.close()
+
+
+@pytest.mark.integration
+def test_pooled_sessions_spread_requests_over_server_processes():
+    toolbox = Toolbox({"mcpServers": {"sleep": sleep_server_entry(sessions=2)}})
+    try:
+        pids = {toolbox.call_many([ToolCall("process_id", {})])[0].text for _ in range(4)}
+        assert len(pids) == 2
+    finally:
+        toolbox.close()
+
+
+def test_concurrency_limit_serialises_requests():
+    toolbox = Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep", "batching": False,
+                                                "max_concurrency": 1}}})
+    try:
+        toolbox.start()
+        started = time.perf_counter()
+        results = toolbox.call_many(sleeps(*[50] * 4))
+        assert all(not r.is_error for r in results)
+        assert time.perf_counter() - started >= 0.2  # four 50 ms calls, one at a time
+    finally:
+        toolbox.close()
