@@ -6,7 +6,8 @@ Measurements (each repeated ``--repeats`` times; the table shows the median and 
   tool of a real stdio subprocess in ONE timed ``await batch.astep(...)``. ``x floor`` is median / 0.1 s, the
   floor no implementation can beat. Targets: N=256 within 1.5x the floor (<= 0.150 s), N=4096 within 0.5 s.
   ``sleep_stdio_gc_on`` is the same with automatic garbage collection left on during the step
-  (``EnvBatch(pause_gc=False)``), ``sleep_stdio_unmerged`` with ``"batching": false`` (one MCP request per call:
+  (``EnvBatch(pause_gc=False)``), ``sleep_stdio_per_sample`` steps the same envs the way trainers do (one
+  coroutine per sample, ``asyncio.gather`` of ``env.astep``, collector on), ``sleep_stdio_unmerged`` with ``"batching": false`` (one MCP request per call:
   the "before"), and ``sleep_sdk_baseline`` is the plain MCP SDK: one ``Client`` over stdio, N concurrent
   ``call_tool`` gathered.
 - ``env_overhead``: the env's own cost per step, with an in-process sleep server and ``ms: 0``: steps/s of
@@ -138,6 +139,25 @@ async def env_sleep_timing(config: dict[str, Any], n: int, repeats: int, pause_g
         batch.close()
 
 
+async def per_sample_sleep_timing(config: dict[str, Any], n: int, repeats: int) -> Timing:
+    """The trainer's way: one coroutine per sample, ``n`` concurrent ``env.astep`` gathered (no ``EnvBatch``)."""
+    envs = [SearchEnv(tool_servers=config) for _ in range(n)]
+    try:
+        action = sleep_action(SLEEP_MS)
+
+        async def reset() -> None:
+            await asyncio.gather(*(env.areset(seed=i) for i, env in enumerate(envs)))
+
+        async def step() -> None:
+            results = await asyncio.gather(*(env.astep(action) for env in envs))
+            if any("slept" not in obs for obs, *_ in results):
+                raise RuntimeError("a sleep call failed")
+        return await timed_repeats(repeats, reset, step)
+    finally:
+        for env in envs:
+            env.close()
+
+
 async def sdk_sleep_timing(n: int, repeats: int) -> Timing:
     """The plain MCP SDK: one stdio ``Client``, ``n`` concurrent ``call_tool`` gathered."""
     from mcp import Client, StdioServerParameters
@@ -158,9 +178,11 @@ async def bench_sleep_stdio(sizes: list[int], repeats: int) -> list[dict[str, An
         rows.append(row("sleep_stdio", n, merged, "x floor", median / FLOOR_S,
                         f"<= {target:.3f} s" if target else "-", median <= target if target else None))
         gc_on = await env_sleep_timing(stdio_sleep_config(True), n, repeats, pause_gc=False)
+        per_sample = await per_sample_sleep_timing(stdio_sleep_config(True), n, repeats)
         unmerged = await env_sleep_timing(stdio_sleep_config(False), n, repeats)
         sdk = await sdk_sleep_timing(n, repeats)
-        for name, timing in (("sleep_stdio_gc_on", gc_on), ("sleep_stdio_unmerged", unmerged),
+        for name, timing in (("sleep_stdio_gc_on", gc_on), ("sleep_stdio_per_sample", per_sample),
+                             ("sleep_stdio_unmerged", unmerged),
                              ("sleep_sdk_baseline", sdk)):
             rows.append(row(name, n, timing, "x floor", statistics.median(timing.walls) / FLOOR_S))
     return rows
@@ -274,7 +296,7 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
     out: dict[str, float] = {}
     for (name, n), r in by.items():
         if name == "sleep_stdio":
-            for other in ("sleep_stdio_gc_on", "sleep_stdio_unmerged", "sleep_sdk_baseline"):
+            for other in ("sleep_stdio_gc_on", "sleep_stdio_per_sample", "sleep_stdio_unmerged", "sleep_sdk_baseline"):
                 if (other, n) in by:
                     out[f"{other}/sleep_stdio@{n}"] = by[(other, n)]["median_s"] / r["median_s"]
         if name.startswith("search_") and not name.endswith("_unmerged") and (f"{name}_unmerged", n) in by:

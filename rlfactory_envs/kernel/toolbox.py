@@ -1,8 +1,9 @@
 """The toolbox: every configured MCP server behind one catalog of tools, usable from any thread or loop.
 
 Sessions live on the toolbox's own loop thread (see ``loop_thread``). A caller hands over a whole list of calls
-in one hop (``acall_many``/``call_many``); on the toolbox loop the calls run concurrently, and calls to a tool
-with a batched form are merged into one MCP request per server. Results align one-to-one with the calls.
+in one hop (``acall_many``/``call_many``), and the calls of all coroutines of one caller loop made in the same
+loop iteration share that hop (see ``handoff``); on the toolbox loop the calls run concurrently, and calls to a
+tool with a batched form are merged into one MCP request per server. Results align one-to-one with the calls.
 
 Envs with equal configs share one toolbox through ``acquire_toolbox``/``Toolbox.release``, so a batch of envs
 shares sessions and merging.
@@ -16,6 +17,7 @@ from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from rlfactory_envs.kernel.handoff import CoalescingHandoff
 from rlfactory_envs.kernel.loop_thread import LoopThread
 from rlfactory_envs.kernel.mcp_config import McpConfig, load_mcp_config
 from rlfactory_envs.kernel.server_client import ServerClient
@@ -45,6 +47,7 @@ class Toolbox:
     def __init__(self, config: McpConfig | Mapping[str, Any] | str):
         self.config = load_mcp_config(config)
         self._thread: LoopThread | None = None
+        self._handoff: CoalescingHandoff[Sequence[ToolCall], list[ToolResult]] | None = None
         self._clients: dict[str, ServerClient] = {}
         self._route: dict[str, ServerClient] = {}
         self._specs: list[ToolSpec] = []
@@ -67,6 +70,7 @@ class Toolbox:
                 thread.stop()
                 raise
             self._thread = thread
+            self._handoff = CoalescingHandoff(thread, self._dispatch_groups)
             self._started = True
         return self
 
@@ -95,7 +99,7 @@ class Toolbox:
     def close(self) -> None:
         """Close every session (stdio servers exit) and stop the loop thread. Safe to call twice."""
         with self._start_lock:
-            thread, self._thread, self._started = self._thread, None, False
+            thread, self._thread, self._handoff, self._started = self._thread, None, None, False
         if thread is not None:
             try:
                 if not thread.is_current():
@@ -133,11 +137,13 @@ class Toolbox:
             return []
         if not self._started:
             await self.astart()
-        thread = self._thread
-        if thread is None:
+        thread, handoff = self._thread, self._handoff
+        if thread is None or handoff is None:
             return [self._closed_result(call) for call in calls]
+        if thread.is_current():
+            return await self._dispatch(calls)
         try:
-            return await thread.arun(self._dispatch(calls))
+            return await handoff.submit(calls)
         except RuntimeError:  # closed under our feet
             return [self._closed_result(call) for call in calls]
 
@@ -162,6 +168,15 @@ class Toolbox:
         await self.astart()
         assert self._thread is not None
         return await self._thread.arun(coro)
+
+    async def _dispatch_groups(self, groups: list[Sequence[ToolCall]]) -> list[list[ToolResult]]:
+        """The calls of many callers, handed over together, run together; results split back per caller."""
+        results = await self._dispatch([call for group in groups for call in group])
+        split, start = [], 0
+        for group in groups:
+            split.append(results[start:start + len(group)])
+            start += len(group)
+        return split
 
     async def _dispatch(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
         if len(calls) == 1:

@@ -1,0 +1,66 @@
+"""Coalescing hand-over: concurrent callers on one loop share one thread hop; each gets its own results."""
+
+import asyncio
+import threading
+
+import pytest
+
+from rlfactory_envs.kernel.loop_thread import LoopThread
+from rlfactory_envs.kernel.tool_call import ToolCall
+from rlfactory_envs.kernel.toolbox import Toolbox
+
+
+@pytest.fixture
+def toolbox():
+    toolbox = Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep"}}}).start()
+    yield toolbox
+    toolbox.close()
+
+
+def count_hops(monkeypatch):
+    hops = []
+    original = LoopThread.submit
+
+    def counting(self, coro):
+        hops.append(1)
+        return original(self, coro)
+
+    monkeypatch.setattr(LoopThread, "submit", counting)
+    return hops
+
+
+async def test_concurrent_callers_share_one_hop_and_get_their_own_results(toolbox, monkeypatch):
+    hops = count_hops(monkeypatch)
+    results = await asyncio.gather(*(toolbox.acall_many([ToolCall("sleep", {"ms": ms}), ToolCall("sleep", {"ms": 0})])
+                                     for ms in range(100)))
+    assert [[r.text for r in pair] for pair in results] == [[f"slept {ms} ms", "slept 0 ms"] for ms in range(100)]
+    assert len(hops) == 1
+
+
+async def test_a_cancelled_caller_does_not_disturb_the_others(toolbox):
+    slow = asyncio.ensure_future(toolbox.acall_many([ToolCall("sleep", {"ms": 300})]))
+    fast = asyncio.ensure_future(toolbox.acall_many([ToolCall("sleep", {"ms": 1})]))
+    await asyncio.sleep(0.05)
+    slow.cancel()
+    assert (await fast)[0].text == "slept 1 ms"
+    with pytest.raises(asyncio.CancelledError):
+        await slow
+    assert (await toolbox.acall_many([ToolCall("sleep", {"ms": 2})]))[0].text == "slept 2 ms"
+
+
+def test_callers_on_several_threads_and_loops(toolbox):
+    outcomes: dict[int, list[str]] = {}
+
+    def caller(index: int) -> None:
+        async def run():
+            results = await asyncio.gather(*(toolbox.acall_many([ToolCall("sleep", {"ms": index * 10 + i})])
+                                             for i in range(5)))
+            return [r[0].text for r in results]
+        outcomes[index] = asyncio.run(run())
+
+    threads = [threading.Thread(target=caller, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert outcomes == {i: [f"slept {i * 10 + k} ms" for k in range(5)] for i in range(4)}
