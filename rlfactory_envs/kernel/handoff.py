@@ -57,9 +57,13 @@ class CoalescingHandoff(Generic[ItemT, ResultT]):
             return
 
         def hand_back(finished: Future[list[ResultT]]) -> None:
-            error = finished.exception()
+            if finished.cancelled():  # the thread was stopped while the group ran
+                results, error = None, RuntimeError("the loop thread was stopped")
+            else:
+                error = finished.exception()
+                results = None if error else finished.result()
             try:
-                loop.call_soon_threadsafe(self._deliver, batch, None if error else finished.result(), error)
+                loop.call_soon_threadsafe(self._deliver, batch, results, error)
             except RuntimeError:  # the caller's loop is gone; nobody is waiting
                 pass
 

@@ -25,7 +25,7 @@ BATCH_OF_META_KEY = "rlfactory/batch_of"  # the same key tool_servers.batched_to
 
 
 class CallTimeout(Exception):
-    pass
+    """A request outlived its deadline (``timeout_s``)."""
 
 
 def result_text(result: mcp_types.CallToolResult) -> str:
@@ -55,6 +55,7 @@ class _Batcher:
         self._max = max_batch_size
         self._pending: list[tuple[dict[str, Any], asyncio.Future[tuple[str, bool]]]] = []
         self._scheduled = False
+        self._in_flight: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
 
     def submit(self, arguments: dict[str, Any]) -> asyncio.Future[tuple[str, bool]]:
         loop = asyncio.get_running_loop()
@@ -69,7 +70,9 @@ class _Batcher:
         self._scheduled = False
         pending, self._pending = self._pending, []
         for start in range(0, len(pending), self._max):
-            asyncio.ensure_future(self._send(pending[start:start + self._max]))
+            task = asyncio.ensure_future(self._send(pending[start:start + self._max]))
+            self._in_flight.add(task)
+            task.add_done_callback(self._in_flight.discard)
 
     async def _send(self, chunk: list[tuple[dict[str, Any], asyncio.Future[tuple[str, bool]]]]) -> None:
         text, is_error = await self._client.request(self._batch_tool, {"calls": [args for args, _ in chunk]})

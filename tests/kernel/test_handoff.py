@@ -64,3 +64,12 @@ def test_callers_on_several_threads_and_loops(toolbox):
     for thread in threads:
         thread.join(30)
     assert outcomes == {i: [f"slept {i * 10 + k} ms" for k in range(5)] for i in range(4)}
+
+
+async def test_closing_the_toolbox_under_waiting_callers_gives_error_results():
+    toolbox = Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep"}}}).start()
+    pending = asyncio.ensure_future(toolbox.acall_many([ToolCall("sleep", {"ms": 5_000})]))
+    await asyncio.sleep(0.1)
+    await asyncio.to_thread(toolbox.close)
+    [result] = await asyncio.wait_for(pending, 10)
+    assert result.is_error and "closed" in result.text
