@@ -17,6 +17,13 @@ from rlfactory_envs.rollout.runner import run_rollouts
 TOOL_SERVERS = ("search", "sleep")
 
 
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _env_kwargs(pairs: list[str], raw_json: str | None) -> dict[str, Any]:
     kwargs: dict[str, Any] = json.loads(raw_json) if raw_json else {}
     for pair in pairs:
@@ -85,8 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     ro.add_argument("env_id", help="e.g. rlf/Search-NQ-v0 (see `rlf list`)")
     ro.add_argument("--policy", choices=["scripted", "openai"], default="scripted",
                     help="scripted: the env's offline baseline; openai: an OpenAI-compatible chat endpoint")
-    ro.add_argument("-n", type=int, default=32, help="episodes (default 32)")
-    ro.add_argument("--batch-size", type=int, default=64, help="episodes stepped together (default 64)")
+    ro.add_argument("-n", type=positive_int, default=32, help="episodes (default 32)")
+    ro.add_argument("--batch-size", type=positive_int, default=64, help="episodes stepped together (default 64)")
     ro.add_argument("--seed", type=int, default=0, help="episode i is reset with seed+i (default 0)")
     ro.add_argument("--out", help="trajectories JSONL file")
     ro.add_argument("--summary-json", help="also write the summary as JSON here")

@@ -4,8 +4,9 @@ The per-request cost of MCP (JSON-RPC framing, validation, a round trip) dominat
 A tool registered here is published twice:
 
 - ``NAME(**arguments)``: the ordinary tool the model sees;
-- ``NAME_batch(calls=[arguments, ...])``: every element run in one request, returning one JSON text
-  ``[{"text": str, "is_error": bool}, ...]`` aligned with ``calls``. Its tool ``meta`` carries
+- ``NAME_batch(calls=[arguments, ...], deadline_s=None)``: every element run in one request, returning one JSON
+  text ``[{"text": str, "is_error": bool}, ...]`` aligned with ``calls``; an element still running after
+  ``deadline_s`` is abandoned and reported as an error, so one hanging call does not fail those merged with it. Its tool ``meta`` carries
   ``{"rlfactory/batch_of": "NAME"}`` so a client can find it and hide it from the model.
 
 Each element is validated against ``NAME``'s signature on its own: one bad element gives an ``is_error`` entry,
@@ -31,6 +32,10 @@ BATCH_OF_META_KEY = "rlfactory/batch_of"
 MAX_BATCH_CALLS = 16384
 
 BatchFn = Callable[[list[dict[str, Any]]], Awaitable[Sequence[Any]] | Sequence[Any]]
+
+
+class ElementDeadline(Exception):
+    """One element of a batch outlived the batch's ``deadline_s``."""
 
 
 def result_text(value: Any) -> str:
@@ -62,23 +67,34 @@ def add_batched_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | N
     server.add_tool(fn, name=tool_name, description=description, structured_output=False)
     model = arguments_model(fn, tool_name)
 
-    async def run_each(valid: list[dict[str, Any]]) -> list[Any]:
+    async def run_each(valid: list[dict[str, Any]], deadline_s: float | None) -> list[Any]:
         async def one(arguments: dict[str, Any]) -> Any:
-            value = fn(**arguments)
-            return await value if inspect.isawaitable(value) else value
-        return list(await asyncio.gather(*(one(a) for a in valid), return_exceptions=True))
+            try:
+                value = fn(**arguments)
+                return await asyncio.wait_for(value, deadline_s) if inspect.isawaitable(value) else value
+            except asyncio.TimeoutError:
+                return ElementDeadline(f"no answer within {deadline_s:g} s (deadline); the call was abandoned")
+            except Exception as exc:  # one element's failure is its own result
+                return exc
+        # Not gather(return_exceptions=True): that gather swallows its own cancellation (the client gave up on the
+        # request), and a handler that finishes after being cancelled takes the SDK's server session down (mcp 2.3).
+        return list(await asyncio.gather(*(one(a) for a in valid)))
 
-    async def run_batch_fn(valid: list[dict[str, Any]]) -> list[Any]:
+    async def run_batch_fn(valid: list[dict[str, Any]], deadline_s: float | None) -> list[Any]:
         try:
             values = batch_fn(valid)
-            values = list(await values if inspect.isawaitable(values) else values)
+            if inspect.isawaitable(values):
+                values = await asyncio.wait_for(values, deadline_s)
+            values = list(values)
+        except asyncio.TimeoutError:
+            return [ElementDeadline(f"no answer within {deadline_s:g} s (deadline)")] * len(valid)
         except Exception as exc:  # the whole list failed: every element reports it
             return [exc] * len(valid)
         if len(values) != len(valid):
             return [RuntimeError(f"batched {tool_name} returned {len(values)} results for {len(valid)} calls")] * len(valid)
         return values
 
-    async def batch(calls: list[Any]) -> str:
+    async def batch(calls: list[Any], deadline_s: float | None = None) -> str:
         if len(calls) > MAX_BATCH_CALLS:
             raise ValueError(f"a batch holds at most {MAX_BATCH_CALLS} calls, got {len(calls)}")
         entries: list[dict[str, Any] | None] = [None] * len(calls)
@@ -93,9 +109,13 @@ def add_batched_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | N
                 valid_positions.append(position)
             except pydantic.ValidationError as exc:
                 entries[position] = {"text": _validation_message(tool_name, exc), "is_error": True}
-        values = await (run_batch_fn(valid) if batch_fn is not None else run_each(valid))
+        if deadline_s is not None and deadline_s <= 0:
+            deadline_s = None
+        values = await (run_batch_fn(valid, deadline_s) if batch_fn is not None else run_each(valid, deadline_s))
         for position, value in zip(valid_positions, values):
-            if isinstance(value, Exception):
+            if isinstance(value, ElementDeadline):
+                entries[position] = {"text": f"Error: the tool {tool_name!r} gave {value}", "is_error": True}
+            elif isinstance(value, Exception):
                 entries[position] = {"text": f"Error executing tool {tool_name}: {value}", "is_error": True}
             else:
                 entries[position] = {"text": result_text(value), "is_error": False}
@@ -105,7 +125,8 @@ def add_batched_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | N
         batch,
         name=f"{tool_name}_batch",
         description=f"Batched form of `{tool_name}`: runs every element of `calls` (each an arguments object of "
-        f"`{tool_name}`) and returns a JSON list of {{text, is_error}} in the same order.",
+        f"`{tool_name}`) and returns a JSON list of {{text, is_error}} in the same order. An element still running "
+        "after `deadline_s` seconds is abandoned and reported as an error; the others keep their results.",
         meta={BATCH_OF_META_KEY: tool_name},
         structured_output=False,
     )

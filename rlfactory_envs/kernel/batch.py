@@ -87,7 +87,10 @@ class EnvBatch:
             return await asyncio.gather(*(self.envs[i].astep(actions[i]) for i in members),  # type: ignore[arg-type]
                                         return_exceptions=True)
 
-        outcomes = await toolbox.run_async(step_all())
+        try:
+            outcomes: list[Any] = await toolbox.run_async(step_all())
+        except RuntimeError as exc:  # the toolbox was closed under the step
+            outcomes = [exc] * len(members)
         for i, outcome in zip(members, outcomes):
             results[i] = self._as_result(self.envs[i], outcome)
 

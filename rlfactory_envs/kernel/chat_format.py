@@ -27,8 +27,9 @@ class Qwen3ChatFormat:
     """Qwen3 / Hermes ChatML, byte-for-byte what the official Qwen3 chat template renders.
 
     The observation closes the assistant turn (``<|im_end|>\\n``, or only the newline when the response already
-    ends with ``<|im_end|>``), opens a user turn holding each result as ``\\n<tool_response>\\n...\\n</tool_response>``
-    (feedback follows as plain text), closes it, and opens the next assistant turn. With
+    ends with ``<|im_end|>``), renders the results as the template renders ``tool`` messages (one user turn, each
+    result as ``\\n<tool_response>\\n...\\n</tool_response>``), feedback as a user message of its own, and opens
+    the next assistant turn: exactly the rendering of the messages the env adds to ``info["messages"]``. With
     ``enable_thinking=False`` the empty ``<think>\\n\\n</think>\\n\\n`` block that Qwen3 expects is added.
     """
 
@@ -49,10 +50,13 @@ class Qwen3ChatFormat:
         return header if self.enable_thinking else header + "<think>\n\n</think>\n\n"
 
     def observation(self, response: str, results: Sequence[ToolResult], feedback: str | None) -> str:
-        body = "".join(f"\n<tool_response>\n{r.text}\n</tool_response>" for r in results)
-        if feedback:
-            body = f"{body}\n{feedback}" if body else f"\n{feedback}"
-        return f"{self.close_turn(response)}{IM_START}user{body}{IM_END}\n{self.assistant_header()}"
+        turns = []
+        if results:
+            body = "".join(f"\n<tool_response>\n{r.text}\n</tool_response>" for r in results)
+            turns.append(f"{IM_START}user{body}{IM_END}\n")
+        if feedback or not results:
+            turns.append(f"{IM_START}user\n{feedback or ''}{IM_END}\n")
+        return f"{self.close_turn(response)}{''.join(turns)}{self.assistant_header()}"
 
 
 class SearchR1Format:

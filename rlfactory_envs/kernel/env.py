@@ -137,7 +137,7 @@ class ToolEnv(gym.Env[str, str]):
     async def astep(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """``step`` as a coroutine; every tool call of the response is in flight at once."""
         self._check_can_step(action)
-        self.turn += 1
+        turn = self.turn + 1  # committed with the turn's record, so a cancelled step leaves no trace
         started = time.perf_counter()
         notes: list[str] = []
         text = action
@@ -146,17 +146,18 @@ class ToolEnv(gym.Env[str, str]):
                          f"{self.max_action_chars:,} were read.")
             text = action[: self.max_action_chars]
         parsed = self.parser.parse(text)
-        info: dict[str, Any] = self._base_info()
+        info: dict[str, Any] = self._base_info(turn)
         info["tool_calls"] = [call.to_dict() for call in parsed.tool_calls]
         info["parse_errors"] = list(parsed.errors)
         assistant = {"role": "assistant", "content": action}
 
         if parsed.answer is not None:
-            return await self._finish(action, parsed.answer, info, assistant, terminated=True, reason=None)
-        if self.turn >= self.max_turns:
-            return await self._finish(action, None, info, assistant, terminated=False, reason="max_turns")
+            return await self._finish(turn, action, parsed.answer, info, assistant, terminated=True, reason=None)
+        if turn >= self.max_turns:
+            return await self._finish(turn, action, None, info, assistant, terminated=False, reason="max_turns")
         if self.max_episode_seconds is not None and time.monotonic() - self._started_at > self.max_episode_seconds:
-            return await self._finish(action, None, info, assistant, terminated=False, reason="max_episode_seconds")
+            return await self._finish(turn, action, None, info, assistant, terminated=False,
+                                      reason="max_episode_seconds")
 
         results = await self.toolbox.acall_many(parsed.tool_calls)
         results = [self._clip_result(r) for r in results]
@@ -170,7 +171,7 @@ class ToolEnv(gym.Env[str, str]):
         new_messages = [assistant] + [{"role": "tool", "name": r.name, "content": r.text} for r in results]
         if feedback:
             new_messages.append({"role": "user", "content": feedback})
-        self._record(action, obs, new_messages)
+        self._record(turn, action, obs, new_messages)
         info["messages"] = [dict(m) for m in new_messages]
         info["tool_results"] = [{"name": r.name, "text": r.text, "is_error": r.is_error, "server": r.server}
                                 for r in results]
@@ -194,7 +195,7 @@ class ToolEnv(gym.Env[str, str]):
         """End the episode after an internal failure (so a batch goes on); the ``info`` of that last step."""
         self._done = True
         self._messages.append({"role": "system", "content": f"episode aborted: {reason}"})
-        info = self._base_info()
+        info = self._base_info(self.turn)
         info["error"] = reason
         return info
 
@@ -235,14 +236,14 @@ class ToolEnv(gym.Env[str, str]):
         self._started_at = time.monotonic()
         self._messages = [dict(m) for m in messages]
         self._transcript = [prompt]
-        info = self._base_info()
+        info = self._base_info(0)
         info["task"] = self.task_to_dict(task)
         info["messages"] = [dict(m) for m in messages]
         info["tools"] = [spec.openai_schema() for spec in copy.deepcopy(specs)]
         return prompt, info
 
-    def _base_info(self) -> dict[str, Any]:
-        return {"dataset": self.tasks.name, "task_id": getattr(self.task, "task_id", None), "turn": self.turn}
+    def _base_info(self, turn: int) -> dict[str, Any]:
+        return {"dataset": self.tasks.name, "task_id": getattr(self.task, "task_id", None), "turn": turn}
 
     def _check_open(self) -> None:
         if self._closed:
@@ -260,15 +261,17 @@ class ToolEnv(gym.Env[str, str]):
         text = clip_text(result.text, self.max_tool_response_chars, "tool response")
         return ToolResult(result.name, text, result.is_error, result.latency_s, result.server, result.call_id)
 
-    def _record(self, action: str, obs: str, new_messages: list[dict[str, Any]]) -> None:
+    def _record(self, turn: int, action: str, obs: str, new_messages: list[dict[str, Any]]) -> None:
+        self.turn = turn
         self._transcript += [action, obs]
         self._messages += new_messages
 
-    async def _finish(self, action: str, answer: str | None, info: dict[str, Any], assistant: dict[str, Any],
-                      *, terminated: bool, reason: str | None) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    async def _finish(self, turn: int, action: str, answer: str | None, info: dict[str, Any],
+                      assistant: dict[str, Any], *, terminated: bool,
+                      reason: str | None) -> tuple[str, float, bool, bool, dict[str, Any]]:
         reward = await self._score(answer, action)
         self._done = True
-        self._record(action, "", [assistant])
+        self._record(turn, action, "", [assistant])
         info["messages"] = [dict(assistant)]
         info["tool_results"] = []
         info["answer"] = answer

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Coroutine
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -21,6 +21,7 @@ class LoopThread:
     """Owns an asyncio loop running forever on a daemon thread until ``stop()``."""
 
     def __init__(self, name: str = "rlf-loop"):
+        self._stopping = False
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
@@ -49,18 +50,36 @@ class LoopThread:
         if self.is_current():
             coro.close()
             raise RuntimeError("LoopThread.run would deadlock when called from its own loop; await arun()")
-        return self.submit(coro).result(timeout)
+        future = self.submit(coro)
+        try:
+            return future.result(timeout)
+        except CancelledError:
+            raise self._stopped_error(future) from None
 
     async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Await ``coro`` on the loop from any loop: directly when already there, else by one thread hop."""
+        """Await ``coro`` on the loop from any loop: directly when already there, else by one thread hop.
+
+        ``RuntimeError`` when the loop is stopped while ``coro`` runs (cancelling the caller is the caller's)."""
         if self.is_current():
             return await coro
-        return await asyncio.wrap_future(self.submit(coro))
+        future = self.submit(coro)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            if self._stopping and future.cancelled():
+                raise self._stopped_error(future) from None
+            raise
+
+    def _stopped_error(self, future: Future[Any]) -> BaseException:
+        if self._stopping and future.cancelled():
+            return RuntimeError("the loop thread was stopped while the work ran")
+        return CancelledError()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the loop and join the thread. Pending tasks are cancelled. Idempotent."""
         if self._loop.is_closed():
             return
+        self._stopping = True
         if self._thread.is_alive():
             async def cancel_pending() -> None:
                 tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]

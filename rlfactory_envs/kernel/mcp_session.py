@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import sys
 from typing import Any
 
 import mcp_types
@@ -24,24 +23,34 @@ class TransportError(Exception):
     """The session cannot carry requests any more (the server exited, the connection dropped)."""
 
 
+def build_inprocess_server(name: str, entry: InProcessServerEntry) -> Any:
+    """``module.build_server(args)`` of an in-process entry; ``TransportError`` when it cannot be built."""
+    try:
+        return importlib.import_module(entry.module).build_server(list(entry.args))
+    except SystemExit as exc:  # the server's argparse refused its arguments
+        raise TransportError(f"server {name!r} refused its arguments (exit status {exc.code}); "
+                             "see its usage message above") from None
+    except Exception as exc:
+        raise TransportError(f"cannot build server {name!r}: {exc}") from exc
+
+
 def _client_target(entry: ServerEntry) -> Any:
     if isinstance(entry, StdioServerEntry):
         return StdioServerParameters(command=entry.command, args=entry.args, env=entry.env, cwd=entry.cwd)
     if isinstance(entry, HttpServerEntry):
         http = create_mcp_http_client(headers=entry.headers or None)
         return streamable_http_client(entry.url, http_client=http)
-    if isinstance(entry, InProcessServerEntry):
-        module = importlib.import_module(entry.module)
-        return module.build_server(list(entry.args))
-    raise TypeError(f"unknown server entry {type(entry).__name__}")  # pragma: no cover
+    raise TypeError(f"no transport for server entry {type(entry).__name__}")  # pragma: no cover
 
 
 class McpSession:
     """A connected session to one server. ``open`` raises ``TransportError`` when the server cannot be reached."""
 
-    def __init__(self, name: str, entry: ServerEntry):
+    def __init__(self, name: str, entry: ServerEntry, server: Any = None):
+        """``server``: the already built server object of an in-process entry (built once, shared by sessions)."""
         self.name = name
         self.entry = entry
+        self._server = server
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
         self._closing = asyncio.Event()
@@ -51,20 +60,23 @@ class McpSession:
         return self._client is not None and self._owner is not None and not self._owner.done()
 
     async def open(self) -> None:
-        try:
+        if self._server is not None:
+            target = self._server
+        elif isinstance(self.entry, InProcessServerEntry):
+            target = build_inprocess_server(self.name, self.entry)
+        else:
             target = _client_target(self.entry)
-        except SystemExit as exc:  # an in-process server's argparse refused its arguments
-            raise TransportError(f"server {self.name!r} refused its arguments (exit status {exc.code}); "
-                                 "see its usage message above") from None
-        except Exception as exc:
-            raise TransportError(f"cannot build server {self.name!r}: {exc}") from exc
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        ready.add_done_callback(lambda f: f.cancelled() or f.exception())  # seen, even if nobody awaits it now
         self._owner = asyncio.create_task(self._own(target, ready), name=f"mcp-session-{self.name}")
         try:
             await asyncio.wait_for(asyncio.shield(ready), self.entry.connect_timeout_s)
         except asyncio.TimeoutError:
             await self.close()
             raise TransportError(f"server {self.name!r} did not answer within {self.entry.connect_timeout_s} s") from None
+        except asyncio.CancelledError:
+            await self.close()
+            raise
         except Exception as exc:
             await self.close()
             raise TransportError(f"cannot connect to server {self.name!r}: {exc}") from exc
@@ -130,8 +142,3 @@ class McpSession:
                 owner.cancel()
                 await asyncio.gather(owner, return_exceptions=True)
         self._client = None
-
-
-def python_executable() -> str:
-    """The interpreter that runs this process, for ``python -m tool_servers.X`` subprocesses."""
-    return sys.executable

@@ -21,7 +21,8 @@ import json_repair
 from rlfactory_envs.kernel.tool_call import ParsedAction, ToolCall
 
 DEFAULT_MAX_TOOL_CALLS = 8
-_ANSWER_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+MAX_REPAIR_CHARS = 8_192  # malformed JSON longer than this is reported, not repaired (repair is superlinear)
+MAX_REPAIR_NESTING = 64  # nor is malformed JSON whose brackets open deeper than this
 _THINK_END = "</think>"
 
 
@@ -35,6 +36,22 @@ def strip_reasoning(response: str) -> str:
     """The part of a response after its reasoning: text before a closing ``</think>`` is never an action."""
     head, sep, tail = response.rpartition(_THINK_END)
     return tail if sep else response
+
+
+def first_tagged(text: str, tag: str) -> tuple[int, str] | None:
+    """``(start, content)`` of the first ``<tag>content</tag>`` in ``text``, or ``None``.
+
+    The same match as the regular expression ``<tag>(.*?)</tag>``, found with two linear scans: a response made
+    of thousands of unclosed tags must not cost quadratic time.
+    """
+    opening, closing = f"<{tag}>", f"</{tag}>"
+    start = text.find(opening)
+    if start < 0:
+        return None
+    end = text.find(closing, start + len(opening))
+    if end < 0:
+        return None
+    return start, text[start + len(opening):end]
 
 
 def _preview(text: str, limit: int = 120) -> str:
@@ -56,17 +73,17 @@ class HermesToolCallParser:
         if max_tool_calls < 1:
             raise ValueError("max_tool_calls must be at least 1")
         self.max_tool_calls = max_tool_calls
-        self._answer_re = re.compile(rf"<{re.escape(answer_tag)}>(.*?)</{re.escape(answer_tag)}>", re.DOTALL)
+        self.answer_tag = answer_tag
 
     def parse(self, response: str) -> ParsedAction:
         text = strip_reasoning(response)
         action = ParsedAction()
-        blocks = self._BLOCK_RE.findall(text)
-        answer_match = self._answer_re.search(text)
+        answer = first_tagged(text, self.answer_tag)
         first_call = text.find("<tool_call>")
-        if answer_match and (first_call < 0 or answer_match.start() < first_call):
-            action.answer = answer_match.group(1).strip()
+        if answer is not None and (first_call < 0 or answer[0] < first_call):
+            action.answer = answer[1].strip()
             return action
+        blocks = self._BLOCK_RE.findall(text)
         if len(blocks) > self.max_tool_calls:
             action.errors.append(_cap_message(len(blocks), self.max_tool_calls))
             blocks = blocks[: self.max_tool_calls]
@@ -83,10 +100,9 @@ class HermesToolCallParser:
         body = block.strip()
         if not body:
             return None, "the <tool_call> block is empty."
-        try:
-            payload: Any = json.loads(body)
-        except json.JSONDecodeError:
-            payload = json_repair.loads(body)
+        payload = _load_json(body)
+        if payload is _UNREADABLE:
+            return None, f"it is not valid JSON and could not be repaired: {_preview(body)!r}."
         if not isinstance(payload, dict):
             return None, (f"expected a JSON object like {{\"name\": ..., \"arguments\": {{...}}}}, "
                           f"got {_preview(body)!r}.")
@@ -95,15 +111,42 @@ class HermesToolCallParser:
             return None, "the JSON object has no string \"name\"."
         arguments = payload.get("arguments", payload.get("parameters", {}))
         if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError:
-                arguments = json_repair.loads(arguments)
+            arguments = _load_json(arguments) if arguments.strip() else {}
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
             return None, f"\"arguments\" of {name.strip()!r} must be a JSON object."
         return ToolCall(name=name.strip(), arguments=arguments, call_id=call_id), ""
+
+
+_UNREADABLE = object()
+
+
+def _load_json(text: str) -> Any:
+    """``text`` as JSON, repaired by ``json_repair`` when it is malformed and short enough; ``_UNREADABLE`` when
+    neither works (deep nesting included: a recursion or nesting error is an unreadable call, not a crash)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        pass
+    if len(text) > MAX_REPAIR_CHARS or _bracket_depth(text) > MAX_REPAIR_NESTING:
+        return _UNREADABLE
+    try:
+        return json_repair.loads(text)
+    except (ValueError, RecursionError, TypeError):
+        return _UNREADABLE
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest run of open brackets, strings ignored: an upper bound on the JSON's nesting, in one scan."""
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
 
 
 class SearchR1Parser:
@@ -112,17 +155,16 @@ class SearchR1Parser:
     A search becomes ``ToolCall(tool_name, {"query": ...})``; ``tool_name`` defaults to ``search``.
     """
 
-    _ACTION_RE = re.compile(r"<(search|answer)>(.*?)</\1>", re.DOTALL)
-
     def __init__(self, tool_name: str = "search", query_argument: str = "query"):
         self.tool_name = tool_name
         self.query_argument = query_argument
 
     def parse(self, response: str) -> ParsedAction:
-        match = self._ACTION_RE.search(strip_reasoning(response))
-        if match is None:
+        found = [(hit[0], tag, hit[1]) for tag in ("search", "answer") if (hit := first_tagged(response, tag))]
+        if not found:
             return ParsedAction()
-        tag, content = match.group(1), match.group(2).strip()
+        _, tag, content = min(found)
+        content = content.strip()
         if tag == "answer":
             return ParsedAction(answer=content)
         if not content:

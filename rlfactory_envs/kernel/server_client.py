@@ -17,18 +17,15 @@ import mcp_types
 from mcp import MCPError
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
-from rlfactory_envs.kernel.mcp_config import ServerEntry
-from rlfactory_envs.kernel.mcp_session import McpSession, TransportError
+from rlfactory_envs.kernel.mcp_config import InProcessServerEntry, ServerEntry
+from rlfactory_envs.kernel.mcp_session import McpSession, TransportError, build_inprocess_server
 from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
 
 BATCH_OF_META_KEY = "rlfactory/batch_of"  # the same key tool_servers.batched_tool writes; servers are not imported
+ELEMENT_DEADLINE_FRACTION = 0.9  # of timeout_s, for each element of a merged request
 
 
-class CallTimeout(Exception):
-    """A request outlived its deadline (``timeout_s``)."""
-
-
-def result_text(result: mcp_types.CallToolResult) -> str:
+def call_result_text(result: mcp_types.CallToolResult) -> str:
     """The text of a tool result: its text blocks joined; other blocks named, not inlined."""
     parts = []
     for block in result.content:
@@ -75,7 +72,20 @@ class _Batcher:
             task.add_done_callback(self._in_flight.discard)
 
     async def _send(self, chunk: list[tuple[dict[str, Any], asyncio.Future[tuple[str, bool]]]]) -> None:
-        text, is_error = await self._client.request(self._batch_tool, {"calls": [args for args, _ in chunk]})
+        try:
+            outcomes = await self._outcomes(chunk)
+        except Exception as exc:  # noqa: BLE001 - every waiting caller must get an answer
+            outcomes = [(f"Error: calling {self._tool!r} failed unexpectedly: {exc!r}", True)] * len(chunk)
+        for (_, future), outcome in zip(chunk, outcomes):
+            if not future.done():
+                future.set_result(outcome)
+
+    async def _outcomes(self, chunk: list[tuple[dict[str, Any], asyncio.Future[tuple[str, bool]]]]) -> list[tuple[str, bool]]:
+        # Elements still running shortly before the request's deadline are abandoned by the server, so one
+        # hanging call fails alone instead of taking the calls merged with it down.
+        deadline_s = self._client.entry.timeout_s * ELEMENT_DEADLINE_FRACTION
+        text, is_error = await self._client.request(
+            self._batch_tool, {"calls": [args for args, _ in chunk], "deadline_s": deadline_s}, shown_as=self._tool)
         outcomes: list[tuple[str, bool]]
         if is_error:
             outcomes = [(text, True)] * len(chunk)
@@ -87,9 +97,7 @@ class _Batcher:
                 outcomes = [(str(e["text"]), bool(e["is_error"])) for e in entries]
             except (ValueError, KeyError, TypeError) as exc:
                 outcomes = [(f"Error: the batched {self._tool} returned an unreadable result ({exc})", True)] * len(chunk)
-        for (_, future), outcome in zip(chunk, outcomes):
-            if not future.done():
-                future.set_result(outcome)
+        return outcomes
 
 
 class ServerClient:
@@ -100,13 +108,16 @@ class ServerClient:
         self.entry = entry
         self.tools: list[mcp_types.Tool] = []
         self._sessions: list[McpSession | None] = [None] * entry.sessions
-        self._slot_locks = [asyncio.Lock() for _ in range(entry.sessions)]
+        self._connecting: list[asyncio.Task[McpSession] | None] = [None] * entry.sessions
         self._next_slot = itertools.cycle(range(entry.sessions))
         self._limit = asyncio.Semaphore(entry.max_concurrency)
         self._batchers: dict[str, _Batcher] = {}
+        self._inprocess_server: Any = None
 
     async def start(self) -> list[mcp_types.Tool]:
         """Open every pooled session and read the tool list. Raises ``TransportError`` if the server is unreachable."""
+        if isinstance(self.entry, InProcessServerEntry):
+            self._inprocess_server = build_inprocess_server(self.name, self.entry)
         await asyncio.gather(*(self._session_at(slot) for slot in range(self.entry.sessions)))
         session = await self._session_at(0)
         listed = await session.list_tools()
@@ -123,19 +134,30 @@ class ServerClient:
         return self.tools
 
     async def _session_at(self, slot: int) -> McpSession:
+        """The live session of ``slot``, reconnecting first if it died.
+
+        A reconnect runs as a task of its own, bounded by ``connect_timeout_s``: a caller whose deadline passes
+        stops waiting for it, but does not abort it (a slow-starting server would otherwise never come back),
+        and concurrent callers share it.
+        """
         session = self._sessions[slot]
         if session is not None and session.alive:
             return session
-        async with self._slot_locks[slot]:
-            session = self._sessions[slot]
-            if session is None or not session.alive:
-                if session is not None:
-                    await session.close()
-                session = McpSession(self.name, self.entry)
-                self._sessions[slot] = None
-                await session.open()
-                self._sessions[slot] = session
-            return session
+        task = self._connecting[slot]
+        if task is None or task.done():
+            task = asyncio.ensure_future(self._connect(slot))
+            task.add_done_callback(_retrieve_exception)
+            self._connecting[slot] = task
+        return await asyncio.shield(task)
+
+    async def _connect(self, slot: int) -> McpSession:
+        old, self._sessions[slot] = self._sessions[slot], None
+        if old is not None:
+            await old.close()
+        session = McpSession(self.name, self.entry, server=self._inprocess_server)
+        await session.open()
+        self._sessions[slot] = session
+        return session
 
     async def call(self, call: ToolCall) -> ToolResult:
         """Run ``call``; merged with concurrent calls when its tool has a batched form."""
@@ -147,44 +169,52 @@ class ServerClient:
             text, is_error = await self.request(call.name, call.arguments)
         return ToolResult(call.name, text, is_error, time.perf_counter() - started, self.name, call.call_id)
 
-    async def request(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-        """One MCP request with the concurrency limit, deadline and retries; ``(text, is_error)``, never raises."""
+    async def request(self, tool: str, arguments: dict[str, Any], shown_as: str | None = None) -> tuple[str, bool]:
+        """One MCP request with the concurrency limit, retries and a deadline over all of it (queueing,
+        reconnecting and backoff included); ``(text, is_error)``, never raises. Errors name ``shown_as``."""
+        name = shown_as or tool
         try:
-            async with self._limit:
-                result = await self._request_with_retry(tool, arguments)
-            return result_text(result), bool(result.is_error)
-        except CallTimeout:
-            return (f"Error: the tool {tool!r} did not answer within {self.entry.timeout_s:g} s (deadline); "
+            result = await asyncio.wait_for(self._limited_request(tool, arguments), self.entry.timeout_s)
+            return call_result_text(result), bool(result.is_error)
+        except asyncio.TimeoutError:
+            return (f"Error: the tool {name!r} did not answer within {self.entry.timeout_s:g} s (deadline); "
                     "the call was abandoned.", True)
         except TransportError as exc:
             return (f"Error: the tool server {self.name!r} is unavailable after {self.entry.retries + 1} "
                     f"attempts: {exc}", True)
         except MCPError as exc:
-            return f"Error: the tool server {self.name!r} rejected the call to {tool!r}: {exc}", True
+            return f"Error: the tool server {self.name!r} rejected the call to {name!r}: {exc}", True
         except Exception as exc:  # noqa: BLE001 - a tool call must never take an episode down
-            return f"Error: calling {tool!r} failed unexpectedly: {exc!r}", True
+            return f"Error: calling {name!r} failed unexpectedly: {exc!r}", True
 
-    async def _request_with_retry(self, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+    async def _limited_request(self, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.entry.retries + 1),
             wait=wait_exponential_jitter(multiplier=0.05, max=2.0),
             retry=retry_if_exception_type(TransportError),
             reraise=True,
         )
-        async for attempt in retrying:
-            with attempt:
-                slot = next(self._next_slot)
-                session = await self._session_at(slot)
-                try:
-                    return await asyncio.wait_for(session.call_tool(tool, arguments), self.entry.timeout_s)
-                except asyncio.TimeoutError:
-                    raise CallTimeout() from None
-                except TransportError:
-                    await session.close()
-                    raise
+        async with self._limit:
+            async for attempt in retrying:
+                with attempt:
+                    session = await self._session_at(next(self._next_slot))
+                    try:
+                        return await session.call_tool(tool, arguments)
+                    except TransportError:
+                        await session.close()
+                        raise
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def close(self) -> None:
+        for task in self._connecting:
+            if task is not None and not task.done():
+                task.cancel()
         sessions = [s for s in self._sessions if s is not None]
         self._sessions = [None] * self.entry.sessions
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+
+
+def _retrieve_exception(task: asyncio.Task[Any]) -> None:
+    """Mark a background task's failure as seen: the callers that awaited it got it already, or gave up."""
+    if not task.cancelled():
+        task.exception()

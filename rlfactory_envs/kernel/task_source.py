@@ -51,8 +51,3 @@ class TaskSource(Sequence[TaskT], Generic[TaskT]):
 
     def __repr__(self) -> str:
         return f"TaskSource(name={self.name!r}, n={len(self)}, path={self.path!r})"
-
-
-def as_task_sequence(tasks: Sequence[TaskT] | TaskSource[TaskT], name: str) -> TaskSource[TaskT]:
-    """Wrap a plain sequence of tasks as a ``TaskSource`` (a ``TaskSource`` is returned as it is)."""
-    return tasks if isinstance(tasks, TaskSource) else TaskSource(tasks, name=name)

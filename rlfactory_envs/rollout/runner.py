@@ -123,8 +123,9 @@ async def _run_batch(env_id: str, batch: EnvBatch, seeds: list[int], policy: Pol
             obs, reward, terminated, truncated, info = result
             observations[i] = obs
             record = stats[i]
-            record["calls"] += len(info.get("tool_calls", []))
-            record["errors"] += sum(r["is_error"] for r in info.get("tool_results", []))
+            executed = info.get("tool_results", [])  # the calls of a truncating response are never run
+            record["calls"] += len(executed)
+            record["errors"] += sum(r["is_error"] for r in executed)
             record["latency"] += info.get("tool_latency_s", [])
             record["reward"] += reward
             if terminated or truncated:

@@ -29,17 +29,22 @@ def render(template, messages, **kwargs):
 texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="<>\r"), max_size=60)
 
 
-@settings(max_examples=60, deadline=None)
-@given(results=st.lists(texts, min_size=1, max_size=3), call=texts, thinking=st.booleans())
-def test_qwen3_observation_matches_the_official_template(qwen3_template, results, call, thinking):
+@settings(max_examples=80, deadline=None)
+@given(results=st.lists(texts, max_size=3), feedback=st.none() | texts.filter(bool), call=texts,
+       thinking=st.booleans())
+def test_qwen3_observation_matches_the_official_template(qwen3_template, results, feedback, call, thinking):
+    if not results and feedback is None:
+        feedback = "Call a tool or answer."  # the env always has one or the other
     fmt = Qwen3ChatFormat(enable_thinking=thinking)
     user = {"role": "user", "content": "Question: who?"}
     response = f"<tool_call>\n{call}\n</tool_call>"
     before = render(qwen3_template, [user], add_generation_prompt=True, enable_thinking=thinking)
-    tool_messages = [{"role": "tool", "content": text} for text in results]
-    after = render(qwen3_template, [user, {"role": "assistant", "content": response}, *tool_messages],
+    added = [{"role": "tool", "content": text} for text in results]
+    if feedback:
+        added.append({"role": "user", "content": feedback})
+    after = render(qwen3_template, [user, {"role": "assistant", "content": response}, *added],
                    add_generation_prompt=True, enable_thinking=thinking)
-    obs = fmt.observation(response, [ToolResult("search", text) for text in results], None)
+    obs = fmt.observation(response, [ToolResult("search", text) for text in results], feedback)
     assert after.endswith(response + obs)
     if thinking:
         # Nothing is dropped on re-rendering, so the transcript is the template's rendering exactly.
@@ -59,9 +64,12 @@ def test_qwen3_does_not_repeat_an_end_of_turn_the_model_generated():
     assert Qwen3ChatFormat(enable_thinking=False).observation("x", [], "f").endswith("<think>\n\n</think>\n\n")
 
 
-def test_qwen3_feedback_sits_in_the_user_turn():
+def test_qwen3_feedback_is_a_user_turn_of_its_own():
     obs = Qwen3ChatFormat().observation("x", [], "Call a tool.")
     assert obs == "<|im_end|>\n<|im_start|>user\nCall a tool.<|im_end|>\n<|im_start|>assistant\n"
+    obs = Qwen3ChatFormat().observation("x", [ToolResult("t", "r")], "Too many calls.")
+    assert obs == ("<|im_end|>\n<|im_start|>user\n<tool_response>\nr\n</tool_response><|im_end|>\n"
+                   "<|im_start|>user\nToo many calls.<|im_end|>\n<|im_start|>assistant\n")
 
 
 def test_search_r1_information_block():

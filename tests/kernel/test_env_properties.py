@@ -35,6 +35,8 @@ actions = st.one_of(
     st.text(max_size=40).map(lambda q: f"<search>{q}</search>"),
     st.text(max_size=40).map(lambda a: f"<answer>{a}</answer>"),
     st.integers(4000, 9000).map(lambda n: "x" * n),
+    st.tuples(st.sampled_from(["[", "{", "[{", '{"a":', "<answer>", "<tool_call>", "<search>", "</think>"]),
+              st.integers(1, 3000)).map(lambda pair: "<tool_call>" + pair[0] * pair[1]),
 )
 
 
@@ -66,8 +68,6 @@ def test_episode_semantics(env, seed, episode):
                 env.step("again")
             break
         assert reward == 0.0
-    else:
-        assert turns < env.max_turns or env.done
 
 
 @PROPERTY_SETTINGS
@@ -163,5 +163,20 @@ def test_ansi_render_is_the_transcript():
         obs, _ = env.reset(seed=0)
         step_obs, *_ = env.step("hello")
         assert env.render() == obs + "hello" + step_obs
+    finally:
+        env.close()
+
+
+async def test_a_cancelled_step_leaves_no_trace():
+    servers = {"mcpServers": {"sleep": {"module": "tool_servers.sleep"}}}
+    env = gym.make("rlf/Search-NQ-v0", tool_servers=servers, max_turns=3).unwrapped
+    try:
+        await env.areset(seed=0)
+        before = (env.turn, env.messages, env.transcript)
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(env.astep('<tool_call>{"name": "sleep", "arguments": {"ms": 2000}}</tool_call>'), 0.2)
+        assert (env.turn, env.messages, env.transcript) == before
+        obs, _, _, _, info = await env.astep('<tool_call>{"name": "sleep", "arguments": {"ms": 1}}</tool_call>')
+        assert info["turn"] == 1 and "slept 1 ms" in obs
     finally:
         env.close()

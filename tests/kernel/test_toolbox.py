@@ -32,9 +32,9 @@ def count_requests(monkeypatch):
     seen = []
     original = ServerClient.request
 
-    async def counting(self, tool, arguments):
+    async def counting(self, tool, arguments, **kwargs):
         seen.append(tool)
-        return await original(self, tool, arguments)
+        return await original(self, tool, arguments, **kwargs)
 
     monkeypatch.setattr(ServerClient, "request", counting)
     return seen
@@ -66,7 +66,9 @@ def test_merging_can_be_turned_off(monkeypatch):
     toolbox = Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep", "batching": False}}})
     try:
         seen = count_requests(monkeypatch)
-        toolbox.call_many(sleeps(*[1] * 20))
+        latencies = [60, 1, 40, 0, 20] * 4  # results come back in a different order than they were asked
+        results = toolbox.call_many(sleeps(*latencies))
+        assert [r.text for r in results] == [f"slept {ms} ms" for ms in latencies]
         assert seen == ["sleep"] * 20
     finally:
         toolbox.close()
@@ -234,5 +236,40 @@ def test_concurrency_limit_serialises_requests():
         results = toolbox.call_many(sleeps(*[50] * 4))
         assert all(not r.is_error for r in results)
         assert time.perf_counter() - started >= 0.2  # four 50 ms calls, one at a time
+    finally:
+        toolbox.close()
+
+
+@pytest.mark.integration
+def test_a_hanging_call_fails_alone_and_the_server_survives_the_deadline():
+    toolbox = Toolbox({"mcpServers": {"sleep": sleep_server_entry(timeout_s=1.0)}})
+    try:
+        pid = toolbox.call_many([ToolCall("process_id", {})])[0].text
+        started = time.perf_counter()
+        fast, hung, fast_too = toolbox.call_many(sleeps(10, 60_000, 20))
+        assert time.perf_counter() - started < 5
+        assert (fast.text, fast_too.text) == ("slept 10 ms", "slept 20 ms")
+        assert hung.is_error and "'sleep'" in hung.text and "deadline" in hung.text and "_batch" not in hung.text
+        assert toolbox.call_many([ToolCall("process_id", {})])[0].text == pid  # same process: nothing crashed
+    finally:
+        toolbox.close()
+
+
+@pytest.mark.integration
+def test_the_deadline_covers_reconnecting_to_a_slow_starting_server():
+    slow_start = {"command": "sh", "args": ["-c", f"sleep 2; exec {sys.executable} -m tool_servers.sleep"],
+                  "timeout_s": 0.5}
+    toolbox = Toolbox({"mcpServers": {"sleep": slow_start}})
+    try:
+        pid = int(toolbox.call_many([ToolCall("process_id", {})])[0].text)
+        os.kill(pid, signal.SIGKILL)
+        started = time.perf_counter()
+        [result] = toolbox.call_many(sleeps(1))
+        assert time.perf_counter() - started < 1.5
+        assert result.is_error and "deadline" in result.text
+        deadline = time.monotonic() + 20  # the reconnect goes on in the background and then serves calls
+        while time.monotonic() < deadline and toolbox.call_many(sleeps(1))[0].is_error:
+            time.sleep(0.2)
+        assert toolbox.call_many(sleeps(1))[0].text == "slept 1 ms"
     finally:
         toolbox.close()
