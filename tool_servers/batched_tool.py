@@ -71,14 +71,24 @@ def add_batched_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | N
         async def one(arguments: dict[str, Any]) -> Any:
             try:
                 value = fn(**arguments)
-                return await asyncio.wait_for(value, deadline_s) if inspect.isawaitable(value) else value
-            except asyncio.TimeoutError:
-                return ElementDeadline(f"no answer within {deadline_s:g} s (deadline); the call was abandoned")
+                return await value if inspect.isawaitable(value) else value
             except Exception as exc:  # one element's failure is its own result
                 return exc
-        # Not gather(return_exceptions=True): that gather swallows its own cancellation (the client gave up on the
-        # request), and a handler that finishes after being cancelled takes the SDK's server session down (mcp 2.3).
-        return list(await asyncio.gather(*(one(a) for a in valid)))
+
+        # One timer for the whole batch, and no gather(return_exceptions=True): that gather can finish normally
+        # after the client gave up on the request, and a handler that answers a cancelled request takes the
+        # SDK's server session down (mcp 2.3).
+        tasks = [asyncio.ensure_future(one(arguments)) for arguments in valid]
+        pending: set[asyncio.Future[Any]] = set()
+        try:
+            if tasks:
+                _, pending = await asyncio.wait(tasks, timeout=deadline_s)
+        finally:
+            for task in tasks:
+                if not task.done():
+                    task.cancel()
+        late = ElementDeadline(f"no answer within {deadline_s:g} s (deadline); the call was abandoned")
+        return [late if task in pending else task.result() for task in tasks]
 
     async def run_batch_fn(valid: list[dict[str, Any]], deadline_s: float | None) -> list[Any]:
         try:
