@@ -81,7 +81,6 @@ class EnvBatch:
     async def _step_group(self, members: list[int], actions: Sequence[str | None],
                           results: list[StepResult | None]) -> None:
         toolbox = self.envs[members[0]].toolbox
-        await toolbox.astart()
 
         async def step_all() -> list[Any]:
             return await asyncio.gather(*(self.envs[i].astep(actions[i]) for i in members),  # type: ignore[arg-type]

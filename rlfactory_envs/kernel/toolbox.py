@@ -42,7 +42,9 @@ class ToolSpec:
 
 
 class Toolbox:
-    """Connects to the servers of an ``McpConfig`` on first use and routes tool calls to them."""
+    """Connects to the servers of an ``McpConfig`` on first use and routes tool calls to them.
+
+    ``with Toolbox(config) as toolbox:`` connects on entry and closes on exit."""
 
     def __init__(self, config: McpConfig | Mapping[str, Any] | str):
         self.config = load_mcp_config(config)
@@ -106,6 +108,12 @@ class Toolbox:
                     thread.run(self._close_all(), timeout=15)
             finally:
                 thread.stop()
+
+    def __enter__(self) -> Toolbox:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     # -- sharing among envs ----------------------------------------------------------------------------------
 

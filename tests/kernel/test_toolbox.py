@@ -63,26 +63,20 @@ def test_concurrent_calls_are_merged_into_one_request(inprocess, monkeypatch):
 
 
 def test_merging_can_be_turned_off(monkeypatch):
-    toolbox = Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep", "batching": False}}})
-    try:
+    with Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep", "batching": False}}}) as toolbox:
         seen = count_requests(monkeypatch)
         latencies = [60, 1, 40, 0, 20] * 4  # results come back in a different order than they were asked
         results = toolbox.call_many(sleeps(*latencies))
         assert [r.text for r in results] == [f"slept {ms} ms" for ms in latencies]
         assert seen == ["sleep"] * 20
-    finally:
-        toolbox.close()
 
 
 def test_batches_are_split_at_max_batch_size(monkeypatch):
-    toolbox = Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep", "max_batch_size": 8}}})
-    try:
+    with Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep", "max_batch_size": 8}}}) as toolbox:
         seen = count_requests(monkeypatch)
         results = toolbox.call_many(sleeps(*range(20)))
         assert [r.text for r in results] == [f"slept {m} ms" for m in range(20)]
         assert seen == ["sleep_batch", "sleep_batch", "sleep_batch"]
-    finally:
-        toolbox.close()
 
 
 def test_bad_calls_fail_alone(inprocess):
@@ -102,16 +96,13 @@ async def test_async_calls_from_any_loop(inprocess):
 
 
 def test_deadline_turns_a_hang_into_an_error_and_the_server_stays_usable():
-    toolbox = Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep", "timeout_s": 0.3}}})
-    try:
+    with Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep", "timeout_s": 0.3}}}) as toolbox:
         started = time.perf_counter()
         slow, fast = toolbox.call_many([ToolCall("sleep", {"ms": 60_000}), ToolCall("process_id", {})])
         assert time.perf_counter() - started < 5
         assert slow.is_error and "deadline" in slow.text
         assert not fast.is_error
         assert toolbox.call_many(sleeps(1))[0].text == "slept 1 ms"
-    finally:
-        toolbox.close()
 
 
 def test_shared_toolboxes_are_reference_counted():
@@ -150,26 +141,20 @@ def test_config_documents():
 
 @pytest.mark.integration
 def test_stdio_server_killed_mid_episode_is_reconnected():
-    toolbox = Toolbox({"mcpServers": {"sleep": sleep_server_entry(timeout_s=10)}})
-    try:
+    with Toolbox({"mcpServers": {"sleep": sleep_server_entry(timeout_s=10)}}) as toolbox:
         pid = int(toolbox.call_many([ToolCall("process_id", {})])[0].text)
         os.kill(pid, signal.SIGKILL)
         results = toolbox.call_many(sleeps(1, 2))
         assert [r.text for r in results] == ["slept 1 ms", "slept 2 ms"]
         assert int(toolbox.call_many([ToolCall("process_id", {})])[0].text) != pid
-    finally:
-        toolbox.close()
 
 
 @pytest.mark.integration
 def test_stdio_server_that_keeps_crashing_gives_an_error_result():
-    toolbox = Toolbox({"mcpServers": {"sleep": sleep_server_entry(retries=1)}})
-    try:
+    with Toolbox({"mcpServers": {"sleep": sleep_server_entry(retries=1)}}) as toolbox:
         crashed = toolbox.call_many([ToolCall("exit_process", {"code": 3})])[0]
         assert crashed.is_error and "unavailable after 2 attempts" in crashed.text
         assert toolbox.call_many(sleeps(1))[0].text == "slept 1 ms"
-    finally:
-        toolbox.close()
 
 
 @pytest.mark.integration
@@ -196,35 +181,26 @@ def http_sleep_server(tmp_path):
 
 @pytest.mark.integration
 def test_streamable_http_server(http_sleep_server, monkeypatch):
-    toolbox = Toolbox({"mcpServers": {"sleep": {"url": http_sleep_server, "headers": {"X-Test": "1"}}}})
-    try:
+    with Toolbox({"mcpServers": {"sleep": {"url": http_sleep_server, "headers": {"X-Test": "1"}}}}) as toolbox:
         seen = count_requests(monkeypatch)
         results = toolbox.call_many(sleeps(*[3] * 50))
         assert [r.text for r in results] == ["slept 3 ms"] * 50
         assert seen == ["sleep_batch"]
-    finally:
-        toolbox.close()
 
 
 def test_inprocess_server_with_bad_arguments_fails_at_start_without_killing_the_loop():
     toolbox = Toolbox({"mcpServers": {"search": {"module": "tool_servers.search", "args": ["--corpus", "/no/such"]}}})
     with pytest.raises(TransportError, match="refused its arguments"):
         toolbox.start()
-    toolbox = Toolbox(INPROCESS_SLEEP)
-    try:
+    with Toolbox(INPROCESS_SLEEP) as toolbox:
         assert toolbox.call_many(sleeps(1))[0].text == "slept 1 ms"
-    finally:
-        toolbox.close()
 
 
 @pytest.mark.integration
 def test_pooled_sessions_spread_requests_over_server_processes():
-    toolbox = Toolbox({"mcpServers": {"sleep": sleep_server_entry(sessions=2)}})
-    try:
+    with Toolbox({"mcpServers": {"sleep": sleep_server_entry(sessions=2)}}) as toolbox:
         pids = {toolbox.call_many([ToolCall("process_id", {})])[0].text for _ in range(4)}
         assert len(pids) == 2
-    finally:
-        toolbox.close()
 
 
 def test_concurrency_limit_serialises_requests():
@@ -242,8 +218,7 @@ def test_concurrency_limit_serialises_requests():
 
 @pytest.mark.integration
 def test_a_hanging_call_fails_alone_and_the_server_survives_the_deadline():
-    toolbox = Toolbox({"mcpServers": {"sleep": sleep_server_entry(timeout_s=1.0)}})
-    try:
+    with Toolbox({"mcpServers": {"sleep": sleep_server_entry(timeout_s=1.0)}}) as toolbox:
         pid = toolbox.call_many([ToolCall("process_id", {})])[0].text
         started = time.perf_counter()
         fast, hung, fast_too = toolbox.call_many(sleeps(10, 60_000, 20))
@@ -251,16 +226,13 @@ def test_a_hanging_call_fails_alone_and_the_server_survives_the_deadline():
         assert (fast.text, fast_too.text) == ("slept 10 ms", "slept 20 ms")
         assert hung.is_error and "'sleep'" in hung.text and "deadline" in hung.text and "_batch" not in hung.text
         assert toolbox.call_many([ToolCall("process_id", {})])[0].text == pid  # same process: nothing crashed
-    finally:
-        toolbox.close()
 
 
 @pytest.mark.integration
 def test_the_deadline_covers_reconnecting_to_a_slow_starting_server():
     slow_start = {"command": "sh", "args": ["-c", f"sleep 2; exec {sys.executable} -m tool_servers.sleep"],
                   "timeout_s": 0.5}
-    toolbox = Toolbox({"mcpServers": {"sleep": slow_start}})
-    try:
+    with Toolbox({"mcpServers": {"sleep": slow_start}}) as toolbox:
         pid = int(toolbox.call_many([ToolCall("process_id", {})])[0].text)
         os.kill(pid, signal.SIGKILL)
         started = time.perf_counter()
@@ -271,5 +243,3 @@ def test_the_deadline_covers_reconnecting_to_a_slow_starting_server():
         while time.monotonic() < deadline and toolbox.call_many(sleeps(1))[0].is_error:
             time.sleep(0.2)
         assert toolbox.call_many(sleeps(1))[0].text == "slept 1 ms"
-    finally:
-        toolbox.close()
