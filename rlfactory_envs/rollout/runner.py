@@ -99,12 +99,14 @@ def summarise(records: list[EpisodeRecord], seconds: float) -> RolloutSummary:
     )
 
 
-async def _run_batch(env_id: str, batch: EnvBatch, seeds: list[int], policy: Policy) -> list[EpisodeRecord]:
-    envs = batch.envs[: len(seeds)]
-    sub = EnvBatch(envs)
-    observations = [obs for obs, _ in await sub.areset(seeds=seeds)]
-    stats = [{"reward": 0.0, "parts": {}, "answer": None, "terminated": False, "truncated": False, "calls": 0,
-              "errors": 0, "latency": [], "error": None} for _ in envs]
+async def _run_batch(env_id: str, envs: list[ToolEnv], seeds: list[int], policy: Policy) -> list[EpisodeRecord]:
+    batch = EnvBatch(envs)
+    resets = await batch.areset(seeds=seeds)
+    observations = [obs for obs, _ in resets]
+    records = [EpisodeRecord(env_id=env_id, seed=seed, dataset=info["dataset"], task=info["task"], messages=[],
+                             transcript="", reward=0.0, reward_parts={}, answer=None, terminated=False,
+                             truncated=False, turns=0, tool_calls=0, tool_errors=0)
+               for seed, (_, info) in zip(seeds, resets)]
     live = list(range(len(envs)))
     while live:
         responses = await asyncio.gather(*(policy.act(envs[i], observations[i]) for i in live),
@@ -113,33 +115,28 @@ async def _run_batch(env_id: str, batch: EnvBatch, seeds: list[int], policy: Pol
         for i, response in zip(live, responses):
             if isinstance(response, BaseException):
                 envs[i].abort(f"policy failed: {response!r}")
-                stats[i].update(truncated=True, error=f"policy failed: {response!r}")
+                records[i].truncated, records[i].error = True, f"policy failed: {response!r}"
             else:
                 actions[i] = response
-        results = await sub.astep(actions)
-        for i, result in enumerate(results):
+        for i, result in enumerate(await batch.astep(actions)):
             if result is None:
                 continue
             obs, reward, terminated, truncated, info = result
             observations[i] = obs
-            record = stats[i]
+            record = records[i]
             executed = info.get("tool_results", [])  # the calls of a truncating response are never run
-            record["calls"] += len(executed)
-            record["errors"] += sum(r["is_error"] for r in executed)
-            record["latency"] += info.get("tool_latency_s", [])
-            record["reward"] += reward
+            record.tool_calls += len(executed)
+            record.tool_errors += sum(r["is_error"] for r in executed)
+            record.tool_latency_s += info.get("tool_latency_s", [])
+            record.reward += reward
             if terminated or truncated:
-                record.update(terminated=terminated, truncated=truncated, answer=info.get("answer"),
-                              parts=info.get("reward_parts", {}), error=info.get("error", record["error"]))
+                record.terminated, record.truncated, record.answer = terminated, truncated, info.get("answer")
+                record.reward_parts = info.get("reward_parts", {})
+                record.error = info.get("error", record.error)
         live = [i for i in live if not envs[i].done]
-    return [
-        EpisodeRecord(env_id=env_id, seed=seed, dataset=env.tasks.name, task=env.task_to_dict(env.task),
-                      messages=env.messages, transcript=env.transcript, reward=s["reward"],
-                      reward_parts=s["parts"], answer=s["answer"], terminated=s["terminated"],
-                      truncated=s["truncated"], turns=env.turn, tool_calls=s["calls"], tool_errors=s["errors"],
-                      tool_latency_s=s["latency"], error=s["error"])
-        for env, seed, s in zip(envs, seeds, stats)
-    ]
+    for env, record in zip(envs, records):
+        record.messages, record.transcript, record.turns = env.messages, env.transcript, env.turn
+    return records
 
 
 async def run_rollouts(env_id: str, policy_factory: Callable[[ToolEnv], Policy], n: int, *, batch_size: int = 64,
@@ -156,7 +153,7 @@ async def run_rollouts(env_id: str, policy_factory: Callable[[ToolEnv], Policy],
         with tqdm(total=n, desc=f"{env_id} [{policy.name}]", unit="ep", disable=not progress) as bar:
             for first in range(0, n, batch_size):
                 seeds = list(range(seed + first, seed + min(first + batch_size, n)))
-                chunk = await _run_batch(env_id, batch, seeds, policy)
+                chunk = await _run_batch(env_id, batch.envs[: len(seeds)], seeds, policy)
                 for record in chunk:
                     if out is not None:
                         out.write(record.to_json() + "\n")
