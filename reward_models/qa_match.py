@@ -30,7 +30,8 @@ def normalize_answer(s: str) -> str:
     return " ".join(text.split())
 
 
-def _golden_list(golden_answers: str | Iterable[str]) -> list[str]:
+def answer_list(golden_answers: str | Iterable[str]) -> list[str]:
+    """Golden answers as a list: one string counts as a one-element list."""
     return [golden_answers] if isinstance(golden_answers, str) else list(golden_answers)
 
 
@@ -40,7 +41,7 @@ def exact_match(prediction: str, golden_answers: str | Iterable[str]) -> float:
     As in Search-R1's ``em_check``, two strings that both normalise to ``""`` match; no golden answers, no match.
     """
     normalized = normalize_answer(prediction)
-    return float(any(normalize_answer(golden) == normalized for golden in _golden_list(golden_answers)))
+    return float(any(normalize_answer(golden) == normalized for golden in answer_list(golden_answers)))
 
 
 def substring_match(prediction: str, golden_answers: str | Iterable[str]) -> float:
@@ -51,7 +52,7 @@ def substring_match(prediction: str, golden_answers: str | Iterable[str]) -> flo
     prediction. Never below ``exact_match`` for the same arguments.
     """
     normalized = normalize_answer(prediction)
-    return float(any(normalize_answer(golden) in normalized for golden in _golden_list(golden_answers)))
+    return float(any(normalize_answer(golden) in normalized for golden in answer_list(golden_answers)))
 
 
 def _token_f1(prediction_tokens: list[str], golden_tokens: list[str]) -> float:
@@ -73,5 +74,5 @@ def f1(prediction: str, golden_answers: str | Iterable[str]) -> float:
     prediction_tokens = normalize_answer(prediction).split()
     if not prediction_tokens:
         return 0.0
-    scores = [_token_f1(prediction_tokens, normalize_answer(golden).split()) for golden in _golden_list(golden_answers)]
+    scores = [_token_f1(prediction_tokens, normalize_answer(golden).split()) for golden in answer_list(golden_answers)]
     return max(scores, default=0.0)

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from reward_models.base import Reward, RewardInput, RewardModelBase
-from reward_models.qa_match import exact_match, f1, substring_match
+from reward_models.qa_match import answer_list, exact_match, f1, substring_match
 
 __all__ = ["QAExactMatchReward"]
 
@@ -47,7 +47,7 @@ class QAExactMatchReward(RewardModelBase):
 
     def score_answer(self, answer: str | None, golden_answers: str | Iterable[str]) -> Reward:
         """The reward of ``answer`` against ``golden_answers``; the synchronous core of ``score``."""
-        golden = [golden_answers] if isinstance(golden_answers, str) else list(golden_answers)
+        golden = answer_list(golden_answers)
         if answer is not None and not isinstance(answer, str):
             answer = str(answer)
         if answer is None or not answer.strip():
