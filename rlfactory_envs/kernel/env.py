@@ -180,6 +180,19 @@ class ToolEnv(gym.Env[str, str]):
             info["step_seconds"] = time.perf_counter() - started
         return obs, 0.0, False, False, info
 
+    async def atruncate(self, reason: str, action: str | None = None) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """End the running episode as truncated by a budget the env cannot see (a trainer's token budget).
+
+        ``action``, when given, is the model's last response as the trainer kept it (cut): it is recorded but
+        neither parsed nor run. The episode is scored as one without an answer and ``info["truncation_reason"]``
+        is ``reason``; the return value is that of a truncating ``step``."""
+        self._check_can_step("" if action is None else action)
+        turn = self.turn + (0 if action is None else 1)
+        info: dict[str, Any] = self._base_info(turn)
+        info["tool_calls"], info["parse_errors"] = [], []
+        assistant = None if action is None else {"role": "assistant", "content": action}
+        return await self._finish(turn, action, None, info, assistant, terminated=False, reason=reason)
+
     def render(self) -> str | None:
         """With ``render_mode="ansi"``: the transcript so far (prompt, responses and observations)."""
         return self.transcript if self.render_mode == "ansi" else None
@@ -266,13 +279,14 @@ class ToolEnv(gym.Env[str, str]):
         self._transcript += [action, obs]
         self._messages += new_messages
 
-    async def _finish(self, turn: int, action: str, answer: str | None, info: dict[str, Any],
-                      assistant: dict[str, Any], *, terminated: bool,
+    async def _finish(self, turn: int, action: str | None, answer: str | None, info: dict[str, Any],
+                      assistant: dict[str, Any] | None, *, terminated: bool,
                       reason: str | None) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        reward = await self._score(answer, action)
+        reward = await self._score(answer, action or "")
         self._done = True
-        self._record(turn, action, "", [assistant])
-        info["messages"] = [dict(assistant)]
+        if assistant is not None:
+            self._record(turn, action or "", "", [assistant])
+        info["messages"] = [] if assistant is None else [dict(assistant)]
         info["tool_results"] = []
         info["answer"] = answer
         info["reward_parts"] = dict(reward.parts)
@@ -298,6 +312,10 @@ class ToolEnv(gym.Env[str, str]):
     def task_to_dict(self, task: Any) -> dict[str, Any]:
         """A fresh JSON-ready dict describing ``task`` (for ``info["task"]`` and trajectory files)."""
         return task.to_dict()
+
+    def ground_truth(self, task: Any) -> Any:
+        """What a trainer's data file shows as the reference (verl's ``reward_model.ground_truth``); JSON-ready."""
+        return self.task_to_dict(task)
 
     def initial_messages(self, task: Any, tools: list[ToolSpec]) -> list[dict[str, Any]]:
         """The chat messages that open an episode; the last one is the user prompt (the first observation)."""

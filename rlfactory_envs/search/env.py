@@ -105,6 +105,9 @@ class SearchEnv(ToolEnv):
     def task_from_dict(self, data: Mapping[str, Any]) -> SearchTask:
         return SearchTask.from_dict(data)
 
+    def ground_truth(self, task: SearchTask) -> dict[str, list[str]]:
+        return {"target": list(task.golden_answers)}
+
     def initial_messages(self, task: SearchTask, tools: list[ToolSpec]) -> list[dict[str, Any]]:
         if isinstance(self.chat_format, SearchR1Format):
             return [{"role": "user", "content": search_r1_prompt(task)}]

@@ -1,0 +1,28 @@
+"""The episode's prompt in the policy's chat template: the env's first messages and tool schemas, rendered once.
+
+Only the prompt is rendered with the template; every later turn is the model's own tokens plus the env's text
+deltas (see ``adapters.token_episode``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from adapters.delta_encoder import delta_encoder
+
+
+def prompt_text(tokenizer: Any, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None,
+                **template_kwargs: Any) -> str:
+    """``messages`` and ``tools`` rendered by the tokenizer's chat template, ending with the assistant header.
+
+    ``template_kwargs`` go to the template (e.g. ``enable_thinking=False`` for Qwen3)."""
+    return tokenizer.apply_chat_template(list(messages), tools=list(tools) if tools else None,
+                                         add_generation_prompt=True, tokenize=False, **template_kwargs)
+
+
+def prompt_token_ids(tokenizer: Any, messages: Sequence[Mapping[str, Any]],
+                     tools: Sequence[Mapping[str, Any]] | None, **template_kwargs: Any) -> list[int]:
+    """The ids of ``prompt_text(...)``: the rendered text tokenised without added special tokens, which is what
+    ``apply_chat_template(..., tokenize=True)`` does (the template writes its own BOS and markers)."""
+    return delta_encoder(tokenizer).encode(prompt_text(tokenizer, messages, tools, **template_kwargs))

@@ -1,0 +1,121 @@
+"""One episode of an rlf env driven token-in/token-out: the loop both trainer adapters share.
+
+``run_episode`` renders the prompt once from the env's first messages and tool schemas, then alternates:
+generate from the ids so far (model tokens, mask 1, with log-probabilities), decode them, ``env.astep`` the
+text, append the observation's tokens (mask 0). It stops when the env terminates or truncates, or when the
+response budget is spent; a generation cut by the budget is handed to ``env.atruncate`` (recorded, not run) and
+the episode is scored as one without an answer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from adapters.chat_prompt import prompt_text
+from adapters.delta_encoder import delta_encoder
+from adapters.token_episode import TokenEpisode
+from rlfactory_envs.kernel.env import ToolEnv
+
+
+@dataclass
+class Generation:
+    """What one generation call returned: the new token ids and, when the engine gives them, their logprobs."""
+
+    token_ids: Sequence[int]
+    logprobs: Sequence[float] | None = None
+
+
+GenerateFn = Callable[[list[int], int], Awaitable[Generation]]
+"""``await generate(ids_so_far, max_new_tokens)``: the model's next response to the ids so far."""
+
+
+@dataclass
+class EpisodeResult:
+    """The finished episode: ids, masks and log-probabilities for the trainer, and the env's verdict.
+
+    ``num_turns`` counts model responses. ``stop_reason`` is ``"answer"``, the env's truncation reason
+    (``"max_turns"``, ``"max_episode_seconds"``) or ``"response_length"`` when the token budget ran out.
+    ``transcript`` is the response side as text: the decoded model tokens and the observations as appended.
+    """
+
+    prompt_ids: list[int]
+    response_ids: list[int]
+    response_mask: list[int]
+    response_logprobs: list[float]
+    logprobs_complete: bool
+    reward: float
+    num_turns: int
+    terminated: bool
+    truncated: bool
+    stop_reason: str
+    answer: str | None
+    reward_parts: dict[str, float]
+    prompt: str
+    transcript: str
+    metrics: dict[str, float] = field(default_factory=dict)
+    task: dict[str, Any] = field(default_factory=dict)
+
+
+async def run_episode(env: ToolEnv, tokenizer: Any, generate: GenerateFn, *,
+                      task: Mapping[str, Any] | None = None, max_response_tokens: int, seed: int | None = None,
+                      template_kwargs: Mapping[str, Any] | None = None) -> EpisodeResult:
+    """Play one episode of ``env`` with ``generate``; ``task`` pins the task (``options={"task": task}``)."""
+    options = {"task": dict(task)} if task is not None else None
+    _, info = await env.areset(seed=seed, options=options)
+    kwargs = dict(template_kwargs or {})
+    prompt = prompt_text(tokenizer, info["messages"], info["tools"], **kwargs)
+    episode = TokenEpisode(tokenizer, delta_encoder(tokenizer).encode(prompt), max_response_tokens)
+    pieces: list[str] = []
+    reward, turns, terminated, truncated = 0.0, 0, False, False
+    final_info: dict[str, Any] = {}
+    timings = {"generate_s": 0.0, "env_s": 0.0, "tokenize_s": 0.0}
+    tool_calls = 0
+
+    while True:
+        started = time.perf_counter()
+        generation = await generate(episode.all_ids, episode.remaining)
+        timings["generate_s"] += time.perf_counter() - started
+
+        started = time.perf_counter()
+        ids = list(generation.token_ids)
+        kept = episode.add_model_tokens(ids, generation.logprobs)
+        text = tokenizer.decode(kept, skip_special_tokens=False)
+        timings["tokenize_s"] += time.perf_counter() - started
+        pieces.append(text)
+        turns += 1
+
+        started = time.perf_counter()
+        if len(kept) < len(ids):
+            obs, step_reward, terminated, truncated, final_info = await env.atruncate("response_length", text)
+        else:
+            obs, step_reward, terminated, truncated, final_info = await env.astep(text)
+        timings["env_s"] += time.perf_counter() - started
+        reward += step_reward
+        tool_calls += len(final_info.get("tool_calls", ()))
+        if terminated or truncated:
+            break
+
+        started = time.perf_counter()
+        appended = episode.add_environment_text(obs)
+        timings["tokenize_s"] += time.perf_counter() - started
+        pieces.append(tokenizer.decode(appended, skip_special_tokens=False) if episode.was_cut else obs)
+        if episode.is_full:
+            _, step_reward, terminated, truncated, final_info = await env.atruncate("response_length")
+            reward += step_reward
+            break
+
+    metrics = {"num_turns": float(turns), "tool_calls": float(tool_calls),
+               "response_tokens": float(len(episode.response_ids)),
+               "model_tokens": float(episode.model_token_count), **timings}
+    return EpisodeResult(
+        prompt_ids=episode.prompt_ids, response_ids=episode.response_ids, response_mask=episode.response_mask,
+        response_logprobs=episode.response_logprobs, logprobs_complete=episode.logprobs_complete,
+        reward=reward, num_turns=turns, terminated=terminated, truncated=truncated,
+        stop_reason="answer" if terminated else final_info.get("truncation_reason", "truncated"),
+        answer=final_info.get("answer"), reward_parts=dict(final_info.get("reward_parts") or {}),
+        prompt=prompt,
+        transcript="".join(pieces), metrics=metrics, task=dict(info.get("task") or {}),
+    )

@@ -1,0 +1,47 @@
+"""Scoring a finished response string without replaying the episode (verl's reward-manager path).
+
+The agent loops return the env's own reward; this is for trainers that only keep the decoded response and call a
+``compute_score`` afterwards. The answer is taken from the last model turn of the response (after the last
+assistant header, or after the last ``</information>`` block for Search-R1's format), parsed by the env's own
+parser and scored by the env's own reward model, so both paths give the same reward for the same answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from adapters.env_pool import SHARED_POOL
+from reward_models.base import Reward, RewardInput
+from rlfactory_envs.kernel.env import ToolEnv
+
+LAST_TURN_MARKERS = ("<|im_start|>assistant\n", "</information>")
+
+
+def last_model_turn(response: str) -> str:
+    """The text after the last turn marker the env wrote (the whole ``response`` when there is none)."""
+    for marker in LAST_TURN_MARKERS:
+        cut = response.rfind(marker)
+        if cut >= 0:
+            return response[cut + len(marker):]
+    return response
+
+
+async def ascore_response(env: ToolEnv, task: Mapping[str, Any], response: str) -> Reward:
+    """The env's reward for ``task`` when ``response`` (one or many turns) ends the episode."""
+    last = last_model_turn(response)
+    answer = env.parser.parse(last).answer
+    item = RewardInput(task=env.task_from_dict(task), answer=answer, response=last)
+    try:
+        reward = await env.reward_model.score(item)
+    except Exception as exc:  # noqa: BLE001 - a reward bug scores the lowest value, as in the env
+        return Reward(env.reward_range[0], {}, f"reward model failed: {exc!r}")
+    low, high = env.reward_range
+    return Reward(min(max(float(reward.value), low), high), dict(reward.parts), reward.reason)
+
+
+def score_response(env_id: str, task: Mapping[str, Any], response: str,
+                   env_kwargs: Mapping[str, Any] | None = None) -> Reward:
+    """``ascore_response`` from sync code (also from inside a running event loop: it runs on the env's loop)."""
+    with SHARED_POOL.lease(env_id, env_kwargs) as env:
+        return env.toolbox.run_blocking(ascore_response(env, task, response))

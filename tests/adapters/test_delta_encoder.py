@@ -1,0 +1,33 @@
+"""The fast delta encoder must tokenise exactly as the tokenizer does, on any text."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from adapters.delta_encoder import TiktokenDeltaEncoder, TokenizerDeltaEncoder, delta_encoder, tiktoken_encoder
+
+MARKUP = ["<|im_start|>", "<|im_end|>", "<tool_response>", "</tool_response>", "<think>", "</think>", "\n", " ",
+          "<|endoftext|>", "<tool_call>", "'s", "\u0338", "\u0301", "Å", "ﬁ", "東京", "🙂", "\r\n", "  ", "1,234.5"]
+texts = st.lists(st.one_of(st.text(max_size=40), st.sampled_from(MARKUP)), max_size=30).map("".join)
+
+
+def test_qwen3_takes_the_tiktoken_path(qwen3_tokenizer):
+    assert isinstance(delta_encoder(qwen3_tokenizer), TiktokenDeltaEncoder)
+    assert delta_encoder(qwen3_tokenizer) is delta_encoder(qwen3_tokenizer)  # built once per tokenizer
+
+
+def test_a_tokenizer_without_a_byte_level_split_regex_falls_back(small_tokenizer):
+    assert tiktoken_encoder(small_tokenizer) is None
+    assert isinstance(delta_encoder(small_tokenizer), TokenizerDeltaEncoder)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=texts)
+def test_encoding_equals_the_tokenizer(tokenizer, text):
+    assert delta_encoder(tokenizer).encode(text) == tokenizer.encode(text, add_special_tokens=False)
+
+
+def test_added_tokens_inside_composable_text_are_split_first(qwen3_tokenizer):
+    text = "<|im_end|>\u0338 and <think>\u0301"  # NFC would merge '>' + U+0338 if applied before the split
+    assert delta_encoder(qwen3_tokenizer).encode(text) == qwen3_tokenizer.encode(text, add_special_tokens=False)

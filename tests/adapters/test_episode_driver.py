@@ -1,0 +1,157 @@
+"""``run_episode`` on real search episodes: ids decode to the env's transcript, masks and budgets hold."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from adapters.env_pool import EnvPool
+from adapters.episode_driver import Generation, run_episode
+
+POOL = EnvPool()
+ENV_ID = "rlf/Search-NQ-v0"
+
+
+def tool_call(query: str) -> str:
+    return f'<tool_call>\n{json.dumps({"name": "search", "arguments": {"query": query}})}\n</tool_call>'
+
+
+def scripted(tokenizer, responses: list[str]):
+    """A generate function replaying ``responses`` (tokenised), with logprobs -0.25 each; records its calls."""
+    queue = list(responses)
+    calls: list[tuple[list[int], int]] = []
+
+    async def generate(ids: list[int], max_new_tokens: int) -> Generation:
+        calls.append((list(ids), max_new_tokens))
+        text = queue.pop(0) if queue else "<answer>nothing</answer><|im_end|>"
+        tokens = tokenizer.encode(text, add_special_tokens=False)
+        return Generation(tokens, [-0.25] * len(tokens))
+
+    generate.calls = calls
+    return generate
+
+
+def play(tokenizer, responses, budget=4096, task_index=0, **kwargs):
+    async def go():
+        with POOL.lease(ENV_ID, kwargs) as env:
+            task = env.task_to_dict(env.tasks[task_index])
+            generate = scripted(tokenizer, responses)
+            result = await run_episode(env, tokenizer, generate, task=task, max_response_tokens=budget)
+            return result, env.transcript, env.done, task, generate.calls
+    return asyncio.run(go())
+
+
+def test_a_search_episode_decodes_to_the_env_transcript(qwen3_tokenizer):
+    tok = qwen3_tokenizer
+    answer = None
+
+    async def first_task():
+        with POOL.lease(ENV_ID) as env:
+            return env.task_to_dict(env.tasks[0])
+    task = asyncio.run(first_task())
+    answer = task["golden_answers"][0]
+    responses = [f"<think>\nsearch\n</think>\n\n{tool_call(task['question'])}<|im_end|>",
+                 f"<think>\nagain\n</think>\n\n{tool_call('its history')}\n{tool_call('its name')}<|im_end|>",
+                 f"<think>\nfound\n</think>\n\n<answer>{answer}</answer><|im_end|>"]
+    result, env_transcript, done, _, calls = play(tok, responses)
+
+    assert (result.reward, result.num_turns, result.stop_reason, result.terminated) == (1.0, 3, "answer", True)
+    assert result.reward_parts["exact_match"] == 1.0 and result.answer == answer
+    assert done and env_transcript.endswith(result.transcript)
+    assert tok.decode(result.prompt_ids + result.response_ids, skip_special_tokens=False) == \
+        result.prompt + result.transcript
+    assert result.prompt.endswith("<|im_start|>assistant\n") and '"name": "search"' in result.prompt
+    model_ids = [i for i, m in zip(result.response_ids, result.response_mask) if m]
+    assert model_ids == [i for r in responses for i in tok.encode(r, add_special_tokens=False)]
+    assert all((lp == -0.25) == bool(m) for lp, m in zip(result.response_logprobs, result.response_mask))
+    assert result.response_mask[0] == 1 and result.response_mask[-1] == 1
+    # each generation is conditioned on exactly the ids so far, and asked for what remains of the budget
+    assert calls[1][0] == result.prompt_ids + result.response_ids[: len(calls[1][0]) - len(result.prompt_ids)]
+    assert calls[0][1] == 4096 and calls[1][1] == 4096 - (len(calls[1][0]) - len(result.prompt_ids))
+    assert result.metrics["tool_calls"] == 3.0 and result.metrics["model_tokens"] == sum(result.response_mask)
+
+
+def test_a_generation_cut_by_the_budget_truncates_without_running_it(qwen3_tokenizer):
+    tok = qwen3_tokenizer
+    long_call = "<think>\n" + "thinking " * 200 + f"</think>\n\n{tool_call('x')}<|im_end|>"
+    result, env_transcript, done, _, _ = play(tok, [long_call], budget=64)
+    assert len(result.response_ids) == 64 and all(result.response_mask)
+    assert (result.truncated, result.terminated, result.stop_reason, result.reward) == (True, False,
+                                                                                          "response_length", 0.0)
+    assert done and result.metrics["tool_calls"] == 0.0 and env_transcript.endswith(result.transcript)
+
+
+def test_an_observation_cut_by_the_budget_ends_the_episode(qwen3_tokenizer):
+    tok = qwen3_tokenizer
+    call = f"{tool_call('Mount Arvel')}<|im_end|>"
+    n_call = len(tok.encode(call, add_special_tokens=False))
+    result, _, done, _, _ = play(tok, [call, "<answer>x</answer>"], budget=n_call + 10)
+    assert len(result.response_ids) == n_call + 10 and result.response_mask == [1] * n_call + [0] * 10
+    assert (result.stop_reason, result.truncated, result.num_turns, done) == ("response_length", True, 1, True)
+    assert tok.decode(result.response_ids, skip_special_tokens=False) == result.transcript
+
+
+def test_max_turns_truncates_through_the_env(small_tokenizer):
+    result, *_ = play(small_tokenizer, [tool_call("a"), tool_call("b"), tool_call("c"), tool_call("d")],
+                      max_turns=2)
+    assert (result.num_turns, result.stop_reason, result.truncated, result.reward) == (2, "max_turns", True, 0.0)
+
+
+responses = st.lists(st.one_of(
+    st.text(max_size=40).map(tool_call),
+    st.text(max_size=60),
+    st.sampled_from(["<answer>Mount Arvel</answer>", "<answer></answer>", "<tool_call>{bad json</tool_call>"]),
+).map(lambda text: text + "<|im_end|>"), min_size=1, max_size=5)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(script=responses, budget=st.integers(min_value=1, max_value=1500), task_index=st.integers(0, 9))
+def test_random_episodes_keep_ids_masks_and_text_aligned(tokenizer, script, budget, task_index):
+    result, env_transcript, done, task, calls = play(tokenizer, script, budget=budget, task_index=task_index)
+    n = len(result.response_ids)
+    assert done and n <= budget and n == len(result.response_mask) == len(result.response_logprobs)
+    assert result.terminated != result.truncated
+    assert all((lp == -0.25) == bool(m) for lp, m in zip(result.response_logprobs, result.response_mask))
+    assert tokenizer.decode(result.prompt_ids + result.response_ids, skip_special_tokens=False) == \
+        result.prompt + result.transcript
+    assert env_transcript.endswith(result.transcript) or result.stop_reason == "response_length"
+    assert result.num_turns == len(calls) <= 4
+    if result.stop_reason == "response_length":
+        assert n == budget
+    if result.terminated:
+        assert result.reward == (1.0 if result.answer and result.answer in task["golden_answers"] else 0.0)
+
+
+def test_pool_reuses_envs():
+    pool = EnvPool()
+    with pool.lease(ENV_ID) as first:
+        pass
+    with pool.lease(ENV_ID) as second:
+        assert second is first
+        with pool.lease(ENV_ID) as third:
+            assert third is not first
+    assert pool.idle_count() == 2
+    with pool.lease(ENV_ID, {"max_turns": 2}) as other:
+        assert other is not first and other.max_turns == 2
+    pool.close()
+    assert pool.idle_count() == 0
+
+
+def test_a_lease_released_mid_episode_aborts_it():
+    pool = EnvPool()
+    with pool.lease(ENV_ID) as env:
+        env.reset(seed=1)
+        assert not env.done
+    assert env.done and env.messages[-1]["content"].startswith("episode aborted")
+    pool.close()
+
+
+def test_an_unknown_env_id_is_refused():
+    import gymnasium as gym
+
+    with pytest.raises(gym.error.Error):
+        EnvPool().take("rlf/No-Such-v0")
