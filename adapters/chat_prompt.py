@@ -12,6 +12,13 @@ from typing import Any
 from adapters.delta_encoder import delta_encoder
 
 
+def template_kwargs_for(env: Any) -> dict[str, Any]:
+    """The chat-template kwargs that make the prompt agree with the env's observations: Qwen3 with
+    ``enable_thinking=False`` opens every assistant turn with an empty think block, so the prompt must too."""
+    enable_thinking = getattr(getattr(env, "chat_format", None), "enable_thinking", None)
+    return {} if enable_thinking is None else {"enable_thinking": bool(enable_thinking)}
+
+
 def prompt_text(tokenizer: Any, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None,
                 **template_kwargs: Any) -> str:
     """``messages`` and ``tools`` rendered by the tokenizer's chat template, ending with the assistant header.

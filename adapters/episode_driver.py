@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapters.chat_prompt import prompt_text
+from adapters.chat_prompt import prompt_text, template_kwargs_for
 from adapters.delta_encoder import delta_encoder
 from adapters.token_episode import TokenEpisode
 from rlfactory_envs.kernel.env import ToolEnv
@@ -61,13 +61,23 @@ class EpisodeResult:
 
 async def run_episode(env: ToolEnv, tokenizer: Any, generate: GenerateFn, *,
                       task: Mapping[str, Any] | None = None, max_response_tokens: int, seed: int | None = None,
+                      max_prompt_tokens: int | None = None,
                       template_kwargs: Mapping[str, Any] | None = None) -> EpisodeResult:
-    """Play one episode of ``env`` with ``generate``; ``task`` pins the task (``options={"task": task}``)."""
+    """Play one episode of ``env`` with ``generate``; ``task`` pins the task (``options={"task": task}``).
+
+    ``template_kwargs`` default to ``template_kwargs_for(env)``. A prompt longer than ``max_prompt_tokens`` is
+    cut from the left before the first generation (as verl's own loops do), and ``metrics["prompt_truncated"]``
+    says so."""
     options = {"task": dict(task)} if task is not None else None
     _, info = await env.areset(seed=seed, options=options)
-    kwargs = dict(template_kwargs or {})
+    kwargs = template_kwargs_for(env) if template_kwargs is None else dict(template_kwargs)
     prompt = prompt_text(tokenizer, info["messages"], info["tools"], **kwargs)
-    episode = TokenEpisode(tokenizer, delta_encoder(tokenizer).encode(prompt), max_response_tokens)
+    prompt_ids = delta_encoder(tokenizer).encode(prompt)
+    prompt_truncated = max_prompt_tokens is not None and len(prompt_ids) > max_prompt_tokens
+    if prompt_truncated:
+        prompt_ids = prompt_ids[len(prompt_ids) - max_prompt_tokens:]
+        prompt = tokenizer.decode(prompt_ids, skip_special_tokens=False)
+    episode = TokenEpisode(tokenizer, prompt_ids, max_response_tokens)
     pieces: list[str] = []
     reward, turns, terminated, truncated = 0.0, 0, False, False
     final_info: dict[str, Any] = {}
@@ -109,7 +119,8 @@ async def run_episode(env: ToolEnv, tokenizer: Any, generate: GenerateFn, *,
 
     metrics = {"num_turns": float(turns), "tool_calls": float(tool_calls),
                "response_tokens": float(len(episode.response_ids)),
-               "model_tokens": float(episode.model_token_count), **timings}
+               "model_tokens": float(episode.model_token_count), "prompt_truncated": float(prompt_truncated),
+               **timings}
     return EpisodeResult(
         prompt_ids=episode.prompt_ids, response_ids=episode.response_ids, response_mask=episode.response_mask,
         response_logprobs=episode.response_logprobs, logprobs_complete=episode.logprobs_complete,

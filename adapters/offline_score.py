@@ -2,7 +2,8 @@
 
 The agent loops return the env's own reward; this is for trainers that only keep the decoded response and call a
 ``compute_score`` afterwards. The answer is taken from the last model turn of the response (after the last
-assistant header, or after the last ``</information>`` block for Search-R1's format), parsed by the env's own
+assistant header, also when decoded without special tokens, or after the last ``</information>`` block for
+Search-R1's format), parsed by the env's own
 parser and scored by the env's own reward model, so both paths give the same reward for the same answer.
 """
 
@@ -15,7 +16,9 @@ from adapters.env_pool import SHARED_POOL
 from reward_models.base import Reward, RewardInput
 from rlfactory_envs.kernel.env import ToolEnv
 
-LAST_TURN_MARKERS = ("<|im_start|>assistant\n", "</information>")
+LAST_TURN_MARKERS = ("<|im_start|>assistant\n", "</information>", "\nassistant\n")
+"""Where the env's text ends and the model's last turn begins: the Qwen3 assistant header, Search-R1's results
+block, and the header as it reads when special tokens were skipped in decoding (verl's reward manager)."""
 
 
 def last_model_turn(response: str) -> str:

@@ -30,8 +30,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--agent-name", default=VERL_AGENT_NAME, help="verl: the agent_name column")
     parser.add_argument("--tokenizer", default=None,
                         help="openrlhf: render each prompt with this tokenizer's chat template and the tool schemas")
-    parser.add_argument("--disable-thinking", action="store_true",
-                        help="openrlhf with --tokenizer: render with enable_thinking=False")
     return parser.parse_args(argv)
 
 
@@ -53,8 +51,7 @@ def main(argv: list[str] | None = None) -> int:
             from transformers import AutoTokenizer
 
             tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
-        template_kwargs = {"enable_thinking": False} if args.disable_thinking else {}
-        count = write_openrlhf_jsonl(rows, args.out, tokenizer, **template_kwargs)
+        count = write_openrlhf_jsonl(rows, args.out, tokenizer)
     print(f"wrote {count} rows of {args.env} to {args.out}")
     return 0
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.chat_prompt import prompt_text
+from adapters.chat_prompt import prompt_text, template_kwargs_for
 from adapters.env_pool import EnvPool
 
 VERL_AGENT_NAME = "rlf_agent"
@@ -32,6 +32,7 @@ class TaskRow:
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     ground_truth: Any
+    template_kwargs: dict[str, Any]
 
     def label(self) -> str:
         """The JSON the adapters read back: ``{"env_id", "env_kwargs", "task"}``."""
@@ -51,7 +52,7 @@ def task_rows(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *, limit
             _, info = env.reset(options={"task_id": task.task_id})
             yield TaskRow(env_id=env_id, env_kwargs=kwargs, index=index, dataset=info["dataset"],
                           task=info["task"], messages=info["messages"], tools=info["tools"],
-                          ground_truth=env.ground_truth(task))
+                          ground_truth=env.ground_truth(task), template_kwargs=template_kwargs_for(env))
     finally:
         env.close()
 
@@ -69,12 +70,13 @@ def verl_record(row: TaskRow, agent_name: str = VERL_AGENT_NAME, split: str = "t
     }
 
 
-def openrlhf_record(row: TaskRow, tokenizer: Any = None, **template_kwargs: Any) -> dict[str, Any]:
+def openrlhf_record(row: TaskRow, tokenizer: Any = None) -> dict[str, Any]:
     """OpenRLHF's jsonl row: ``prompt`` (the rendered prompt text with a tokenizer, else the chat messages; use
-    ``--data.apply_chat_template`` only for the latter) and ``label`` (the env and task as JSON)."""
+    ``--data.apply_chat_template`` only for the latter) and ``label`` (the env and task as JSON). The agent
+    renders the prompt it trains on itself; this one reaches OpenRLHF's logs and length filters."""
     prompt: Any = row.messages
     if tokenizer is not None:
-        prompt = prompt_text(tokenizer, row.messages, row.tools, **template_kwargs)
+        prompt = prompt_text(tokenizer, row.messages, row.tools, **row.template_kwargs)
     return {"prompt": prompt, "label": row.label(), "datasource": row.dataset}
 
 
@@ -89,13 +91,12 @@ def write_verl_parquet(rows: Iterable[TaskRow], path: str | Path, **record_kwarg
     return len(records)
 
 
-def write_openrlhf_jsonl(rows: Iterable[TaskRow], path: str | Path, tokenizer: Any = None,
-                         **template_kwargs: Any) -> int:
+def write_openrlhf_jsonl(rows: Iterable[TaskRow], path: str | Path, tokenizer: Any = None) -> int:
     """Write rows as OpenRLHF's jsonl file; returns the row count."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     count = 0
     with open(path, "w", encoding="utf-8") as out:
         for row in rows:
-            out.write(json.dumps(openrlhf_record(row, tokenizer, **template_kwargs), ensure_ascii=False) + "\n")
+            out.write(json.dumps(openrlhf_record(row, tokenizer), ensure_ascii=False) + "\n")
             count += 1
     return count

@@ -155,3 +155,22 @@ def test_an_unknown_env_id_is_refused():
 
     with pytest.raises(gym.error.Error):
         EnvPool().take("rlf/No-Such-v0")
+
+
+def test_a_long_prompt_is_cut_from_the_left(qwen3_tokenizer):
+    result, *_ = play(qwen3_tokenizer, ["<answer>x</answer><|im_end|>"], budget=64)
+    full = len(result.prompt_ids)
+
+    async def go():
+        with POOL.lease(ENV_ID) as env:
+            generate = scripted(qwen3_tokenizer, ["<answer>x</answer><|im_end|>"])
+            return await run_episode(env, qwen3_tokenizer, generate, max_response_tokens=64, seed=0,
+                                     max_prompt_tokens=full - 10)
+    cut = asyncio.run(go())
+    assert len(cut.prompt_ids) == full - 10 and cut.metrics["prompt_truncated"] == 1.0
+    assert result.metrics["prompt_truncated"] == 0.0
+
+
+def test_the_prompt_follows_the_env_thinking_mode(qwen3_tokenizer):
+    result, *_ = play(qwen3_tokenizer, ["<answer>x</answer><|im_end|>"], enable_thinking=False)
+    assert result.prompt.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")

@@ -75,3 +75,14 @@ def test_offline_score_matches_the_env_reward():
     assert score_response(ENV_ID, row.task, decoy).value == 0.0
     r1 = f"<search>q</search>\n\n<information><answer>{gold}</answer></information>\n\n<answer>{gold}</answer>"
     assert score_response("rlf/Search-NQ-SearchR1-v0", row.task, r1).value == 1.0
+
+
+def test_offline_score_on_a_response_decoded_without_special_tokens(qwen3_tokenizer):
+    row = next(task_rows(ENV_ID, limit=1))
+    gold = row.task["golden_answers"][0]
+    response = ("<tool_call>{}</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\n<answer>decoy</answer>"
+                f"\n</tool_response><|im_end|>\n<|im_start|>assistant\n<answer>{gold}</answer><|im_end|>")
+    skipped = qwen3_tokenizer.decode(qwen3_tokenizer.encode(response), skip_special_tokens=True)
+    assert "<|im_start|>" not in skipped
+    assert score_response(ENV_ID, row.task, skipped).value == 1.0
+    assert score_response(ENV_ID, row.task, skipped.replace(gold, "wrong")).value == 0.0
