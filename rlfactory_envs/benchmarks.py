@@ -17,6 +17,12 @@ Measurements (each repeated ``--repeats`` times; the table shows the median and 
 - ``search``: queries/s of N concurrent BM25 searches through the toolbox (in-process server), merged into one
   ``search_batch`` request vs one request each, on the embedded sample corpus and, when present, on
   ``../shared/data/wiki/wiki18_sample_1000.jsonl``.
+- ``sql``: NL2SQL on the Spider dev databases (``../shared/data/spider``; the embedded sample when absent):
+  ``sql_queries``: queries/s of N ``rlf/NL2SQL-Spider-v0`` trajectories (one ``EnvBatch``) each running its task's
+  gold query through ``run_query`` in one step, merged into ``run_query_batch`` requests (and
+  ``sql_queries_unmerged``: one MCP request per call); ``sql_reward``: pairs verified/s of the execution reward's
+  ``score_batch`` over every dev question (its gold query as the prediction), with a cold gold-result cache
+  (both queries executed) and a warm one (``sql_reward_warm``: the prediction only).
 - ``rollout``: a full scripted rollout of ``rlf/Search-NQ-v0`` (``run_rollouts``): episodes/s (wall time of the
   whole call: envs made, search server started, every episode run) and mean reward.
 
@@ -49,7 +55,8 @@ from rlfactory_envs.search.tasks import SAMPLE_CORPUS_PATH, sample_tasks
 SLEEP_MS = 100
 FLOOR_S = SLEEP_MS / 1000
 WIKI_SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "wiki" / "wiki18_sample_1000.jsonl"
-NAMES = ("sleep_stdio", "env_overhead", "search", "rollout")
+SPIDER_DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "spider" / "dev.json"
+NAMES = ("sleep_stdio", "env_overhead", "search", "sql", "rollout")
 TARGETS_S = {256: 0.150, 4096: 0.5}
 
 
@@ -272,7 +279,72 @@ def bench_search(n: int, repeats: int) -> tuple[list[dict[str, Any]], list[str]]
     return rows, notes
 
 
-# -- 4. scripted rollout -------------------------------------------------------------------------------------
+# -- 4. NL2SQL -----------------------------------------------------------------------------------------------
+
+async def sql_query_timing(data_path: str | None, n: int, batching: bool, repeats: int) -> Timing:
+    from rlfactory_envs.sql.env import SqlEnv, sql_server_config
+    from rlfactory_envs.sql.tasks import default_db_dir, SAMPLE_DB_DIR
+
+    db_dir = str(default_db_dir(data_path)) if data_path else str(SAMPLE_DB_DIR)
+    config = sql_server_config(db_dir, tuning={"batching": batching})
+    batch = EnvBatch([SqlEnv(data_path=data_path, tool_servers=config, max_turns=repeats + 3) for _ in range(n)])
+    try:
+        resets = await batch.areset(seeds=list(range(n)))
+        actions = ['<tool_call>{"name": "run_query", "arguments": {"sql": %s}}</tool_call>'
+                   % json.dumps(info["task"]["gold_sql"]) for _, info in resets]
+
+        async def step() -> None:
+            results = await batch.astep(actions)
+            errors = [r.info["tool_results"][0]["text"] for r in results if r and r.info["tool_results"][0]["is_error"]]
+            if errors:
+                raise RuntimeError(f"{len(errors)} queries failed, e.g. {errors[0]}")
+        return await timed_repeats(repeats, None, step)
+    finally:
+        batch.close()
+
+
+async def sql_reward_timing(data_path: str | None, repeats: int) -> tuple[Timing, Timing, int]:
+    from reward_models.base import RewardInput
+    from reward_models.sql_execution import SqlExecutionReward
+    from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR, default_db_dir, load_sql_tasks, sample_tasks
+
+    tasks = list(load_sql_tasks(data_path) if data_path else sample_tasks())
+    db_dir = default_db_dir(data_path) if data_path else SAMPLE_DB_DIR
+    items = [RewardInput(task, task.gold_sql) for task in tasks]
+    cold, warm = Timing(), Timing()
+    for i in range(repeats + 1):
+        reward = SqlExecutionReward(db_dir)
+        try:
+            for timing in (cold, warm):
+                with timing.measure(keep=i > 0):
+                    results = await reward.score_batch(items)
+                if any(r.value != 1.0 for r in results):
+                    raise RuntimeError("a gold query did not verify against itself")
+        finally:
+            reward.close()
+    return cold, warm, len(items)
+
+
+def bench_sql(n: int, repeats: int) -> tuple[list[dict[str, Any]], list[str]]:
+    data_path, notes = None, []
+    if SPIDER_DEV.is_file():
+        data_path, label = str(SPIDER_DEV), "spider_dev"
+    else:
+        label = "sample"
+        notes.append(f"sql on the Spider dev databases skipped: {SPIDER_DEV} is absent; measured on the embedded "
+                     "sample")
+    rows = []
+    for batching, suffix in ((True, ""), (False, "_unmerged")):
+        timing = asyncio.run(sql_query_timing(data_path, n, batching, repeats))
+        rows.append(row(f"sql_queries{suffix}", n, timing, "queries/s", n / statistics.median(timing.walls),
+                        data=label))
+    cold, warm, pairs = asyncio.run(sql_reward_timing(data_path, repeats))
+    rows.append(row("sql_reward", pairs, cold, "pairs/s", pairs / statistics.median(cold.walls), data=label))
+    rows.append(row("sql_reward_warm", pairs, warm, "pairs/s", pairs / statistics.median(warm.walls), data=label))
+    return rows, notes
+
+
+# -- 5. scripted rollout -------------------------------------------------------------------------------------
 
 def bench_rollout(n: int, batch_size: int, repeats: int) -> dict[str, Any]:
     from rlfactory_envs.rollout.runner import run_rollouts
@@ -299,7 +371,7 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
             for other in ("sleep_stdio_gc_on", "sleep_stdio_per_sample", "sleep_stdio_unmerged", "sleep_sdk_baseline"):
                 if (other, n) in by:
                     out[f"{other}/sleep_stdio@{n}"] = by[(other, n)]["median_s"] / r["median_s"]
-        if name.startswith("search_") and not name.endswith("_unmerged") and (f"{name}_unmerged", n) in by:
+        if name.startswith(("search_", "sql_")) and not name.endswith("_unmerged") and (f"{name}_unmerged", n) in by:
             out[f"{name}/{name}_unmerged@{n}"] = r["value"] / by[(f"{name}_unmerged", n)]["value"]
     single = [r for (name, _), r in by.items() if name == "env_overhead_single_async"]
     batched = [r for (name, _), r in by.items() if name == "env_overhead_batched"]
@@ -357,6 +429,9 @@ def run_selected(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[s
     if "search" in args.only:
         search_rows, search_notes = bench_search(64 if quick else 1024, k)
         rows, notes = rows + search_rows, notes + search_notes
+    if "sql" in args.only:
+        sql_rows, sql_notes = bench_sql(32 if quick else 256, k)
+        rows, notes = rows + sql_rows, notes + sql_notes
     if "rollout" in args.only:
         rows.append(bench_rollout(32 if quick else 512, 16 if quick else 256, 1 if quick else min(k, 3)))
     return rows, notes

@@ -14,7 +14,7 @@ import rlfactory_envs
 from rlfactory_envs.rollout.policy import OpenAIChatPolicy
 from rlfactory_envs.rollout.runner import run_rollouts
 
-TOOL_SERVERS = ("search", "sleep")
+TOOL_SERVERS = ("search", "sql", "sleep")
 
 
 def positive_int(text: str) -> int:
@@ -75,6 +75,9 @@ def serve(args: argparse.Namespace, rest: list[str]) -> int:
     if args.server == "search" and "--corpus" not in rest:
         from rlfactory_envs.search.tasks import SAMPLE_CORPUS_PATH
         rest = [*rest, "--corpus", str(SAMPLE_CORPUS_PATH)]
+    if args.server == "sql" and "--db-dir" not in rest:
+        from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
+        rest = [*rest, "--db-dir", str(SAMPLE_DB_DIR)]
     serve_server(module.build_server, rest)
     return 0
 

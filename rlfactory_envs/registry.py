@@ -9,6 +9,8 @@ import gymnasium as gym
 ENVIRONMENTS: dict[str, tuple[str, dict[str, Any]]] = {
     "rlf/Search-NQ-v0": ("rlfactory_envs.search.env:SearchEnv", {"chat_format": "qwen3"}),
     "rlf/Search-NQ-SearchR1-v0": ("rlfactory_envs.search.env:SearchEnv", {"chat_format": "search_r1"}),
+    "rlf/NL2SQL-Spider-v0": ("rlfactory_envs.sql.env:SqlEnv", {"dataset": "spider"}),
+    "rlf/NL2SQL-BIRD-v0": ("rlfactory_envs.sql.env:SqlEnv", {"dataset": "bird"}),
 }
 
 

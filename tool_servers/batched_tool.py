@@ -87,6 +87,8 @@ def add_batched_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | N
             for task in tasks:
                 if not task.done():
                     task.cancel()
+        if not pending:  # always so without a deadline
+            return [task.result() for task in tasks]
         late = ElementDeadline(f"no answer within {deadline_s:g} s (deadline); the call was abandoned")
         return [late if task in pending else task.result() for task in tasks]
 

@@ -36,12 +36,24 @@ from rlfactory_envs.kernel.chat_format import ChatFormat
 from rlfactory_envs.kernel.parsers import ActionParser
 from rlfactory_envs.kernel.task_source import TaskSource
 from rlfactory_envs.kernel.text_space import UnicodeText
-from rlfactory_envs.kernel.tool_call import ToolResult
+from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
 from rlfactory_envs.kernel.toolbox import Toolbox, ToolSpec, acquire_toolbox
 from reward_models.base import Reward, RewardInput, RewardModel
 
 MAX_FEEDBACK_CHARS = 2048
 _MARKUP_ALLOWANCE = 512  # chat-format markup around one turn's results (headers, tags, newlines)
+
+
+def _without_arguments(spec: ToolSpec, names: set[str]) -> ToolSpec:
+    """``spec`` with the arguments ``names`` removed from its JSON schema (``properties`` and ``required``)."""
+    schema = copy.deepcopy(spec.input_schema)
+    properties = schema.get("properties")
+    if not isinstance(properties, dict) or not names & set(properties):
+        return spec
+    schema["properties"] = {key: value for key, value in properties.items() if key not in names}
+    if isinstance(schema.get("required"), list):
+        schema["required"] = [key for key in schema["required"] if key not in names]
+    return ToolSpec(spec.name, spec.description, schema, spec.server)
 
 
 class EpisodeOver(RuntimeError):
@@ -118,7 +130,7 @@ class ToolEnv(gym.Env[str, str]):
         self._check_open()
         super().reset(seed=seed)
         self.toolbox.start()
-        return self._begin(self._choose_task(options), self.toolbox.specs)
+        return self._begin(self._choose_task(options))
 
     async def areset(self, *, seed: int | None = None,
                      options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
@@ -127,7 +139,7 @@ class ToolEnv(gym.Env[str, str]):
         super().reset(seed=seed)
         task = self._choose_task(options)
         await self.toolbox.astart()
-        return self._begin(task, self.toolbox.specs)
+        return self._begin(task)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """One turn: parse ``action``, run its tool calls, return ``(obs, reward, terminated, truncated, info)``."""
@@ -159,7 +171,7 @@ class ToolEnv(gym.Env[str, str]):
             return await self._finish(turn, action, None, info, assistant, terminated=False,
                                       reason="max_episode_seconds")
 
-        results = await self.toolbox.acall_many(parsed.tool_calls)
+        results = await self.toolbox.acall_many(self._bind_arguments(parsed.tool_calls))
         results = [self._clip_result(r) for r in results]
         feedback_lines = notes + parsed.errors
         if parsed.is_empty and not parsed.errors:
@@ -239,7 +251,31 @@ class ToolEnv(gym.Env[str, str]):
             return self.tasks.by_id(str(options["task_id"]))
         return self.tasks[int(self.np_random.integers(len(self.tasks)))]
 
-    def _begin(self, task: Any, specs: list[ToolSpec]) -> tuple[str, dict[str, Any]]:
+    @property
+    def tool_specs(self) -> list[ToolSpec]:
+        """The tools as the model sees them for the current task: the toolbox's catalog without the arguments
+        the env binds (``bound_arguments``). What ``info["tools"]`` holds and what a policy should send."""
+        return self._specs_for(self.task)
+
+    def _specs_for(self, task: Any) -> list[ToolSpec]:
+        hidden = set(self.bound_arguments(task)) if task is not None else set()
+        specs = self.toolbox.specs
+        return [_without_arguments(spec, hidden) for spec in specs] if hidden else specs
+
+    def _bind_arguments(self, calls: list[ToolCall]) -> list[ToolCall]:
+        """``calls`` with the bound arguments set on every call of a tool whose schema declares them."""
+        bound = self.bound_arguments(self.task) if calls else {}
+        if not bound:
+            return calls
+        declared = {spec.name: spec.input_schema.get("properties") or {} for spec in self.toolbox.specs}
+        out = []
+        for call in calls:
+            own = {key: value for key, value in bound.items() if key in declared.get(call.name, {})}
+            out.append(ToolCall(call.name, {**call.arguments, **own}, call.call_id) if own else call)
+        return out
+
+    def _begin(self, task: Any) -> tuple[str, dict[str, Any]]:
+        specs = self._specs_for(task)
         messages = self.initial_messages(task, specs)
         prompt = messages[-1]["content"]
         if len(prompt) > self.max_prompt_chars:
@@ -308,6 +344,13 @@ class ToolEnv(gym.Env[str, str]):
     def task_from_dict(self, data: Mapping[str, Any]) -> Any:
         """Build a task from ``options["task"]``; ``ValueError`` says what is missing."""
         raise NotImplementedError
+
+    def bound_arguments(self, task: Any) -> dict[str, Any]:
+        """Tool arguments the env, not the model, fills in for ``task`` (the SQL family binds ``db_id``, so a
+        model reaches only its own task's database). They are left out of the schemas the model sees
+        (``tool_specs``, ``info["tools"]``) and set on every call of a tool whose schema declares them, replacing
+        whatever the model wrote. Default: none."""
+        return {}
 
     def task_to_dict(self, task: Any) -> dict[str, Any]:
         """A fresh JSON-ready dict describing ``task`` (for ``info["task"]`` and trajectory files)."""

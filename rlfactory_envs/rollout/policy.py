@@ -57,7 +57,7 @@ class OpenAIChatPolicy:
         if isinstance(env.chat_format, SearchR1Format):
             return await self._continue(env)
         messages = [m for m in env.messages if m["role"] in ("system", "user", "assistant", "tool")]
-        tools = [spec.openai_schema() for spec in env.toolbox.specs]
+        tools = [spec.openai_schema() for spec in env.tool_specs]
         completion = await self.client.chat.completions.create(
             model=self.model, messages=messages, tools=tools, temperature=self.temperature,
             max_tokens=self.max_tokens, extra_body=self.extra_body or None)

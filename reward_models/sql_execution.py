@@ -1,0 +1,160 @@
+"""Tool-verified NL2SQL reward: run the predicted and the gold query on the task's database, compare the results.
+
+``SqlExecutionReward`` scores 1.0 when the predicted query's result equals the gold query's result under the
+dataset's comparison (``reward_models.sql_compare``: Spider's permuted-column multisets with row order when the
+gold query orders its result at the top level, or BIRD's sets of rows), else 0.0 with the reason in ``Reward.reason``.
+
+Strict where a policy could game the official evaluators: the prediction must be exactly one read-only query
+(checked with sqlglot; several statements, writes, ATTACH, PRAGMA score 0), it runs on a read-only connection
+with a deadline (a timeout scores 0), and a result over the row/byte limits scores 0. ``distinct="strip"``
+removes every DISTINCT from both queries first, as the official Spider evaluator does by default; the default here,
+``"keep"``, compares what the queries really return (``count(DISTINCT a)`` is not ``count(a)``).
+
+Queries run in the catalog's worker threads, so ``score``/``score_batch`` never block the event loop; gold results
+are cached (databases are read-only), so the n samples of one prompt execute its gold query once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from reward_models.base import Reward, RewardInput, RewardModelBase
+from reward_models.sql_compare import Match, bird_match, spider_match
+from tool_servers.sql.catalog import DatabaseCatalog, UnknownDatabase
+from tool_servers.sql.engine import QueryError, QueryLimits, QueryResult
+from tool_servers.sql.statement_check import UnsafeQuery, has_top_level_order_by, without_distinct
+
+__all__ = ["SqlExecutionReward", "extract_sql"]
+
+Comparison = Literal["spider", "bird"]
+DistinctMode = Literal["keep", "strip"]
+_FENCE_RE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n?(.*?)\n?```$", re.DOTALL)
+
+
+def extract_sql(answer: str | None) -> str:
+    """The query inside a final answer: white space trimmed, and a surrounding Markdown code fence removed."""
+    if not answer:
+        return ""
+    text = str(answer).strip()
+    fenced = _FENCE_RE.match(text)
+    return fenced.group(1).strip() if fenced else text
+
+
+def _parts(match: float, executed: float, given: float) -> dict[str, float]:
+    return {"execution_match": match, "executed": executed, "format": given}
+
+
+class SqlExecutionReward(RewardModelBase):
+    """Execution-match reward for tasks with ``db_id`` and ``gold_sql`` (``rlfactory_envs.sql.task.SqlTask``).
+
+    ``databases``: a ``DatabaseCatalog`` or a database directory (Spider ``database/``, BIRD ``dev_databases/``).
+    ``comparison``: ``"spider"`` (default) or ``"bird"``. ``distinct``: ``"keep"`` (default) or ``"strip"`` (the
+    official Spider default). ``timeout_s`` bounds the predicted query, ``gold_timeout_s`` the gold one.
+    """
+
+    reward_range: tuple[float, float] = (0.0, 1.0)
+
+    def __init__(self, databases: DatabaseCatalog | str | Path, *, comparison: Comparison = "spider",
+                 distinct: DistinctMode = "keep", timeout_s: float = 5.0, gold_timeout_s: float = 30.0,
+                 max_rows: int = 100_000, max_bytes: int = 64_000_000, gold_cache_size: int = 4096,
+                 threads: int = 4):
+        if comparison not in ("spider", "bird"):
+            raise ValueError(f"comparison must be 'spider' or 'bird', got {comparison!r}")
+        if distinct not in ("keep", "strip"):
+            raise ValueError(f"distinct must be 'keep' or 'strip', got {distinct!r}")
+        self.catalog = databases if isinstance(databases, DatabaseCatalog) else DatabaseCatalog(databases,
+                                                                                               threads=threads)
+        self.comparison = comparison
+        self.distinct = distinct
+        self.limits = QueryLimits(timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
+        self.gold_limits = QueryLimits(timeout_s=gold_timeout_s, max_rows=max_rows, max_bytes=max_bytes)
+        self._gold_cache: OrderedDict[tuple[str, str], QueryResult] = OrderedDict()
+        self._gold_cache_size = gold_cache_size
+        self._lock = threading.Lock()
+
+    # -- async API -------------------------------------------------------------------------------------------
+
+    async def score(self, item: RewardInput) -> Reward:
+        """Score ``item.answer`` (the predicted SQL) against ``item.task``'s gold query, in a worker thread."""
+        db_id, gold_sql = self._task_fields(item.task)
+        return await self.catalog.run(self.verify, db_id, gold_sql, item.answer)
+
+    async def score_batch(self, items: Sequence[RewardInput]) -> list[Reward]:
+        """Every item scored concurrently in the worker threads; aligned with ``items``."""
+        return list(await asyncio.gather(*(self.score(item) for item in items)))
+
+    # -- the synchronous core --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _task_fields(task: Any) -> tuple[str, str]:
+        try:
+            return str(task.db_id), str(task.gold_sql)
+        except AttributeError:
+            raise TypeError(f"SqlExecutionReward needs a task with 'db_id' and 'gold_sql', "
+                            f"got {type(task).__name__}") from None
+
+    def verify(self, db_id: str, gold_sql: str, answer: str | None) -> Reward:
+        """The reward of the predicted query ``answer`` against ``gold_sql`` on database ``db_id`` (blocking)."""
+        predicted = extract_sql(answer)
+        if not predicted:
+            return Reward(0.0, _parts(0.0, 0.0, 0.0), "no final answer" if answer is None else "empty query")
+        try:
+            database = self.catalog.get(db_id)
+        except UnknownDatabase as exc:
+            return Reward(0.0, _parts(0.0, 0.0, 1.0), f"task database unavailable: {exc}")
+        try:
+            gold_effective = self._effective(gold_sql)
+            order_matters = has_top_level_order_by(gold_effective)
+            gold = self._gold_result(database, db_id, gold_effective)
+        except (UnsafeQuery, QueryError) as exc:
+            return Reward(0.0, _parts(0.0, 0.0, 1.0), f"gold query failed: {exc}")
+        try:
+            predicted_effective = self._effective(predicted)
+            pred = database.execute(predicted_effective, self.limits, truncate=False)
+        except UnsafeQuery as exc:
+            return Reward(0.0, _parts(0.0, 0.0, 1.0), f"refused: {exc}")
+        except QueryError as exc:
+            return Reward(0.0, _parts(0.0, 0.0, 1.0), f"{exc.kind}: {exc}")
+        match = self.compare(gold, pred, order_matters)
+        if match:
+            return Reward(1.0, _parts(1.0, 1.0, 1.0))
+        return Reward(0.0, _parts(0.0, 1.0, 1.0), f"result differs: {match.reason}")
+
+    def compare(self, gold: QueryResult, pred: QueryResult, order_matters: bool) -> Match:
+        """The dataset's verdict on two results."""
+        widths = {"gold_columns": len(gold.columns), "pred_columns": len(pred.columns)}
+        if self.comparison == "bird":
+            return bird_match(gold.rows, pred.rows, **widths)
+        return spider_match(gold.rows, pred.rows, order_matters=order_matters, **widths)
+
+    def _effective(self, sql: str) -> str:
+        """The query as executed: DISTINCT removed in ``"strip"`` mode (``UnsafeQuery`` when it is no read query)."""
+        return without_distinct(sql) if self.distinct == "strip" else sql
+
+    def _gold_result(self, database: Any, db_id: str, gold_sql: str) -> QueryResult:
+        key = (db_id, gold_sql)
+        with self._lock:
+            cached = self._gold_cache.get(key)
+            if cached is not None:
+                self._gold_cache.move_to_end(key)
+                return cached
+        result = database.execute(gold_sql, self.gold_limits, truncate=False)
+        with self._lock:
+            self._gold_cache[key] = result
+            while len(self._gold_cache) > self._gold_cache_size:
+                self._gold_cache.popitem(last=False)
+        return result
+
+    def close(self) -> None:
+        """Stop the worker threads and close the connections."""
+        self.catalog.close()
+
+    def __repr__(self) -> str:
+        return (f"SqlExecutionReward(databases={self.catalog.db_dir or len(self.catalog.ids)}, "
+                f"comparison={self.comparison!r}, distinct={self.distinct!r})")

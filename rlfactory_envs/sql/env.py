@@ -1,0 +1,139 @@
+"""``rlf/NL2SQL-Spider-v0`` and ``rlf/NL2SQL-BIRD-v0``: answer a question with one SQLite query, after exploring the
+task's database with the SQL MCP server's tools; rewarded by execution (``reward_models.sql_execution``).
+
+Data, by precedence: ``data_path=`` / ``db_dir=``, then the ``RLF_SQL_DATA`` / ``RLF_SQL_DB_DIR`` environment
+variables, then the embedded synthetic sample (three small databases). ``data_path`` is Spider's ``dev.json`` (or
+``train_spider.json``) or BIRD's ``dev.json``; ``db_dir`` defaults to the ``database/`` (``dev_databases/``) folder
+beside it. ``tool_servers=`` replaces the default SQL server (its tools must take ``db_id``).
+
+The env binds each call's ``db_id`` to the task's database (``bound_arguments``): the schemas the model sees
+have no ``db_id``, and whatever the model writes there is replaced, so it reaches only its own task's database.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from rlfactory_envs.kernel.chat_format import Qwen3ChatFormat
+from rlfactory_envs.kernel.env import ToolEnv
+from rlfactory_envs.kernel.parsers import DEFAULT_MAX_TOOL_CALLS, HermesToolCallParser
+from rlfactory_envs.kernel.task_source import TaskSource
+from rlfactory_envs.kernel.toolbox import ToolSpec
+from rlfactory_envs.sql.baseline import ExploreThenGuessPolicy
+from rlfactory_envs.sql.prompt import sql_prompt
+from rlfactory_envs.sql.task import SqlTask
+from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR, default_db_dir, load_sql_tasks, sample_tasks
+from reward_models.sql_execution import SqlExecutionReward
+from tool_servers.sql.catalog import find_databases
+
+DATA_ENV_VAR = "RLF_SQL_DATA"
+DB_DIR_ENV_VAR = "RLF_SQL_DB_DIR"
+Dataset = Literal["spider", "bird"]
+
+
+def sql_server_config(db_dir: str, *, transport: Literal["inprocess", "stdio"] = "inprocess",
+                      timeout_s: float = 5.0, server_args: list[str] | tuple[str, ...] = (),
+                      tuning: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``mcpServers`` document for the bundled SQL server over ``db_dir`` (query deadline ``timeout_s``)."""
+    args = ["--db-dir", str(db_dir), "--timeout-s", f"{timeout_s:g}", *server_args]
+    if transport == "inprocess":
+        entry: dict[str, Any] = {"module": "tool_servers.sql", "args": args}
+    elif transport == "stdio":
+        entry = {"command": sys.executable, "args": ["-m", "tool_servers.sql", *args]}
+    else:
+        raise ValueError("transport must be 'inprocess' or 'stdio' (give tool_servers= for an HTTP server)")
+    entry.update(tuning or {})
+    return {"mcpServers": {"sql": entry}}
+
+
+def _file_key(path: str | None) -> tuple[str | None, int, int]:
+    if not path:
+        return None, 0, 0
+    stat = os.stat(path)
+    return os.path.realpath(path), stat.st_mtime_ns, stat.st_size
+
+
+def shared_tasks(data_path: str | None, db_dir: str | None, dataset: Dataset) -> TaskSource[SqlTask]:
+    """The tasks of ``data_path`` (the embedded sample for ``None``), loaded once per file version and shared by
+    every env of the process."""
+    return _cached_tasks(*_file_key(data_path), str(Path(db_dir).resolve()) if db_dir else None, dataset)
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_tasks(path: str | None, mtime_ns: int, size: int, db_dir: str | None,
+                  dataset: Dataset) -> TaskSource[SqlTask]:
+    return load_sql_tasks(path, db_dir, dataset=dataset) if path else sample_tasks(dataset)
+
+
+@functools.lru_cache(maxsize=8)
+def shared_reward(db_dir: str, comparison: str, distinct: str, timeout_s: float) -> SqlExecutionReward:
+    """One reward model (worker threads, connection pools, gold cache) per settings, shared by every env."""
+    return SqlExecutionReward(db_dir, comparison=comparison, distinct=distinct, timeout_s=timeout_s)  # type: ignore[arg-type]
+
+
+class SqlEnv(ToolEnv):
+    """NL2SQL with database tools. ``dataset="spider"`` (Spider's comparison and prompt) or ``"bird"`` (BIRD's set
+    comparison, the evidence in the prompt). ``distinct``: ``"keep"`` (default) or ``"strip"`` (the official Spider
+    evaluator's default). ``query_timeout_s`` bounds every query, the tools' and the reward's."""
+
+    def __init__(
+        self,
+        *,
+        dataset: Dataset = "spider",
+        data_path: str | None = None,
+        db_dir: str | None = None,
+        tool_servers: Mapping[str, Any] | str | None = None,
+        transport: Literal["inprocess", "stdio"] = "inprocess",
+        distinct: Literal["keep", "strip"] = "keep",
+        comparison: Literal["spider", "bird"] | None = None,
+        query_timeout_s: float = 5.0,
+        enable_thinking: bool = True,
+        max_turns: int = 6,
+        max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
+        **env_kwargs: Any,
+    ):
+        if dataset not in ("spider", "bird"):
+            raise ValueError("dataset must be 'spider' or 'bird'")
+        data_path = data_path or os.environ.get(DATA_ENV_VAR) or None
+        db_dir = db_dir or os.environ.get(DB_DIR_ENV_VAR) or None
+        if data_path is None:
+            db_dir = db_dir or str(SAMPLE_DB_DIR)
+            if Path(db_dir).resolve() != SAMPLE_DB_DIR.resolve():
+                raise ValueError("db_dir= without data_path=: give the questions file too (or neither for the "
+                                 "embedded sample)")
+        db_dir = str(Path(db_dir or default_db_dir(data_path)).resolve())
+        self.dataset = dataset
+        self.db_dir = db_dir
+        self.database_ids = frozenset(find_databases(db_dir))
+        tasks = shared_tasks(data_path, db_dir, dataset)
+        if tool_servers is None:
+            tool_servers = sql_server_config(db_dir, transport=transport, timeout_s=query_timeout_s)
+        reward = shared_reward(db_dir, comparison or dataset, distinct, float(query_timeout_s))
+        super().__init__(tasks=tasks, tool_servers=tool_servers, parser=HermesToolCallParser(max_tool_calls),
+                         chat_format=Qwen3ChatFormat(enable_thinking=enable_thinking), reward_model=reward,
+                         max_turns=max_turns, **env_kwargs)
+
+    def task_from_dict(self, data: Mapping[str, Any]) -> SqlTask:
+        task = SqlTask.from_dict(data, data_source=self.dataset)
+        if task.db_id not in self.database_ids:
+            raise ValueError(f"no database {task.db_id[:100]!r} in {self.db_dir}")
+        return task
+
+    def bound_arguments(self, task: SqlTask) -> dict[str, Any]:
+        return {"db_id": task.db_id}
+
+    def initial_messages(self, task: SqlTask, tools: list[ToolSpec]) -> list[dict[str, Any]]:
+        return [{"role": "user", "content": sql_prompt(task, with_evidence=self.dataset == "bird")}]
+
+    def scripted_policy(self) -> ExploreThenGuessPolicy:
+        return ExploreThenGuessPolicy()
+
+    def invalid_action_feedback(self) -> str:
+        return ("Your response contained neither a tool call nor a final answer. Call list_tables, describe_table "
+                "or run_query inside <tool_call></tool_call>, or give the final SQL query between <answer> and "
+                "</answer>.")

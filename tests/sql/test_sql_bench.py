@@ -1,0 +1,20 @@
+"""Smoke test of ``rlf bench --only sql``: the quick run writes its rows into the JSON report (no thresholds)."""
+
+from __future__ import annotations
+
+import json
+
+from rlfactory_envs.benchmarks import main
+
+
+def test_quick_sql_bench_writes_report(tmp_path, capsys):
+    out = tmp_path / "b.json"
+    assert main(["--quick", "--only", "sql", "--out", str(out)]) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    rows = {r["name"]: r for r in report["results"]}
+    assert set(rows) == {"sql_queries", "sql_queries_unmerged", "sql_reward", "sql_reward_warm"}
+    assert rows["sql_queries"]["metric"] == "queries/s" and rows["sql_queries"]["n"] == 32
+    assert rows["sql_reward"]["metric"] == "pairs/s" and rows["sql_reward"]["n"] >= 25
+    assert all(r["value"] > 0 for r in rows.values())
+    assert report["ratios"]["sql_queries/sql_queries_unmerged@32"] > 0
+    assert "sql_reward" in capsys.readouterr().out

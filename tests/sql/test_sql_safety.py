@@ -1,0 +1,176 @@
+"""Hostile SQL never changes a database: hand-written attacks and hypothesis-generated ones, through the statement
+check and straight at the read-only connection (the second wall alone), with the file's hash checked after."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reward_models.sql_execution import SqlExecutionReward
+from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
+from tool_servers.sql.catalog import DatabaseCatalog
+from tool_servers.sql.engine import QueryError, QueryLimits, QueryRefused, ReadOnlyDatabase
+from tool_servers.sql.statement_check import UnsafeQuery, parse_read_query
+
+HOSTILE = [
+    "DROP TABLE books",
+    "DELETE FROM books",
+    "UPDATE books SET price = 0",
+    "INSERT INTO authors VALUES (99, 'x', 'y', 2000)",
+    "REPLACE INTO authors VALUES (1, 'x', 'y', 2000)",
+    "INSERT OR REPLACE INTO authors VALUES (1, 'x', 'y', 2000)",
+    "CREATE TABLE evil (a)",
+    "CREATE TEMP TABLE evil (a)",
+    "CREATE INDEX evil ON books (price)",
+    "CREATE VIEW evil AS SELECT 1",
+    "CREATE TRIGGER evil AFTER INSERT ON books BEGIN DELETE FROM books; END",
+    "ALTER TABLE books ADD COLUMN evil TEXT",
+    "ALTER TABLE books RENAME TO evil",
+    "PRAGMA query_only = 0",
+    "PRAGMA journal_mode = WAL",
+    "PRAGMA user_version = 7",
+    "PRAGMA writable_schema = 1",
+    "VACUUM",
+    "VACUUM INTO '{tmp}/copy.sqlite'",
+    "REINDEX",
+    "ANALYZE",
+    "ATTACH DATABASE '{tmp}/evil.sqlite' AS evil",
+    "ATTACH DATABASE ':memory:' AS evil",
+    "DETACH DATABASE main",
+    "BEGIN",
+    "BEGIN; DELETE FROM books; COMMIT",
+    "SAVEPOINT s",
+    "SELECT 1; DROP TABLE books",
+    "SELECT load_extension('{tmp}/evil')",
+    "SELECT writefile('{tmp}/evil.txt', 'x')",
+    "WITH gone AS (DELETE FROM books RETURNING *) SELECT * FROM gone",
+    "SELECT * FROM books; -- harmless comment",
+    "/* comment */ DELETE FROM books",
+    "SELECT zeroblob(2000000000)",
+    "SELECT randomblob(2000000000)",
+    "SELECT printf('%.*c', 2000000000, 'x')",
+    "SELECT format('%.*c', (SELECT 2000000000), 'x')",
+]
+
+SAFE_ENOUGH = ["SELECT * FROM books; -- harmless comment"]  # one statement and a comment: a read
+HARMLESS_NO_OPS = ["REINDEX"]  # sqlglot reads a lone word as a column: refused; the bare connection has nothing to do
+
+
+@pytest.fixture
+def writable_copy(tmp_path):
+    """A writable copy of a sample database: only the connection's own guards keep it unchanged."""
+    path = tmp_path / "bookshop" / "bookshop.sqlite"
+    path.parent.mkdir()
+    shutil.copy(SAMPLE_DB_DIR / "bookshop" / "bookshop.sqlite", path)
+    return path
+
+
+def digest(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def listing(directory) -> list[str]:
+    return sorted(p.name for p in directory.rglob("*"))
+
+
+@pytest.mark.parametrize("template", HOSTILE)
+def test_hand_written_attacks_fail_at_both_walls_and_change_nothing(writable_copy, tmp_path, template):
+    sql = template.format(tmp=tmp_path)
+    before, files = digest(writable_copy), listing(tmp_path)
+    db = ReadOnlyDatabase(writable_copy)
+    limits = QueryLimits(timeout_s=2.0)
+    try:
+        if template in SAFE_ENOUGH:
+            assert db.execute(sql, limits).rows
+        elif template in HARMLESS_NO_OPS:
+            with pytest.raises(QueryRefused):
+                db.execute(sql, limits)
+            assert db.run_trusted(sql, (), limits).rows == []
+        elif "printf(" in template or "format(" in template:
+            started = time.monotonic()
+            assert db.execute(sql, limits).rows == [(None,)]  # bounded: NULL at once, not seconds in one call
+            assert time.monotonic() - started < 1.0
+        else:
+            with pytest.raises(QueryError):
+                db.execute(sql, limits)  # the statement check and the connection
+            with pytest.raises(QueryError):
+                db.run_trusted(sql, (), limits)  # the connection alone: mode=ro, query_only, authorizer, limits
+    finally:
+        db.close()
+    assert digest(writable_copy) == before
+    assert listing(tmp_path) == files, "a file was created"
+
+
+def test_the_statement_check_names_what_it_refused():
+    for sql, words in [("DROP TABLE t", "DROP"),
+                       ("SELECT 1; SELECT 2", "exactly one statement is allowed per query, got 2"),
+                       ("WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", "only reads")]:
+        with pytest.raises(UnsafeQuery, match=words):
+            parse_read_query(sql)
+    assert parse_read_query("WITH a AS (SELECT 1 AS x) SELECT x FROM a UNION SELECT 2") is not None
+    assert parse_read_query("SELECT 1; -- a trailing comment is no statement") is not None
+
+
+def test_printf_still_works_within_bounds(writable_copy):
+    db = ReadOnlyDatabase(writable_copy)
+    try:
+        sql = "SELECT printf('%05.1f|%-3s|%d%%|%.*c', 2.25, 'ab', 7, 3, 'z'), format('%s', 1)"
+        rows = db.execute(sql).rows
+        assert rows == [("002.2|ab |7%|zzz", "1")] or rows == [("002.3|ab |7%|zzz", "1")]
+    finally:
+        db.close()
+
+
+def test_an_authorizer_refusal_reads_as_a_refusal(writable_copy):
+    db = ReadOnlyDatabase(writable_copy)
+    try:
+        with pytest.raises(QueryRefused, match="only reads are allowed"):
+            db.run_trusted("DELETE FROM books")
+    finally:
+        db.close()
+
+
+_KEYWORDS = st.sampled_from(["SELECT", "DELETE", "DROP", "TABLE", "books", "authors", "FROM", "WHERE", ";", "--",
+                             "/*", "*/", "PRAGMA", "query_only", "=", "0", "1", "ATTACH", "'x.db'", "AS", "INSERT",
+                             "INTO", "VALUES", "(", ")", "UPDATE", "SET", "price", "WITH", "RETURNING", "*",
+                             "CREATE", "VACUUM", "INTO", "BEGIN", "COMMIT", "load_extension", "'", '"', ","])
+_ATTACKS = st.one_of(
+    st.lists(_KEYWORDS, min_size=1, max_size=14).map(" ".join),
+    st.lists(st.sampled_from(HOSTILE), min_size=1, max_size=3).map("; ".join),
+    st.tuples(st.sampled_from(["SELECT 1", "SELECT * FROM books"]), st.sampled_from(HOSTILE)).map("; ".join),
+    st.text(max_size=80),
+)
+
+
+@pytest.fixture(scope="module")
+def fuzz_target(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("fuzz")
+    (directory / "bookshop").mkdir()
+    path = directory / "bookshop" / "bookshop.sqlite"
+    shutil.copy(SAMPLE_DB_DIR / "bookshop" / "bookshop.sqlite", path)
+    catalog = DatabaseCatalog(directory, threads=2)
+    reward = SqlExecutionReward(catalog, timeout_s=0.5)
+    yield path, catalog.get("bookshop"), reward, digest(path)
+    catalog.close()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sql=_ATTACKS)
+def test_generated_attacks_never_change_the_file(fuzz_target, sql):
+    path, db, reward, original = fuzz_target
+    sql = sql.replace("{tmp}", str(path.parent))
+    limits = QueryLimits(timeout_s=0.5)
+    for run in (lambda: db.execute(sql, limits), lambda: db.run_trusted(sql, (), limits)):
+        try:
+            run()
+        except QueryError:
+            pass
+    result = reward.verify("bookshop", "SELECT count(*) FROM books", sql)
+    assert result.value in (0.0, 1.0) and (result.value == 1.0 or result.reason)
+    assert digest(path) == original
+    assert sorted(p.name for p in path.parent.iterdir()) == ["bookshop.sqlite"]

@@ -1,0 +1,296 @@
+"""Read-only SQLite execution with a deadline and size limits, from a pool of connections per database.
+
+Every connection of a ``ReadOnlyDatabase``:
+
+- opens the file with ``mode=ro`` (SQLite never writes to it, whatever runs) and sets ``PRAGMA query_only``;
+- has an authorizer that allows reads, SELECT, functions (not ``load_extension``), recursive CTEs and the
+  schema pragmas the server uses itself (``table_info``, ``foreign_key_list``, ...), and denies everything else:
+  writes, ATTACH, transactions, pragma writes, temp tables;
+- may attach no database (``SQLITE_LIMIT_ATTACHED = 0``), caps the length of one value and of the SQL text;
+- checks a deadline from a progress handler every ``PROGRESS_OPCODES`` virtual-machine steps, so a cartesian join
+  or an endless recursive CTE stops in time (fetching included);
+- replaces ``printf``/``format`` by a bounded version: SQLite 3.40's ``%c`` with a huge precision loops for
+  seconds inside one call, where no deadline can stop it; a width or precision over ``MAX_PRINTF_WIDTH`` gives
+  NULL (what SQLite gives for a result over its length limit);
+- decodes text as the official Spider evaluator does (UTF-8, undecodable bytes dropped).
+
+``execute`` is blocking and thread-safe: run it from worker threads (``DatabaseCatalog.run``) so an event loop is
+never blocked. Query text from a model goes through ``statement_check.parse_read_query`` first: exactly one
+read-only statement.
+"""
+
+from __future__ import annotations
+
+import math
+import queue
+import re
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tool_servers.sql.statement_check import MAX_SQL_CHARS, UnsafeQuery, parse_read_query
+
+__all__ = ["QueryError", "QueryFailed", "QueryLimits", "QueryRefused", "QueryResult", "QueryTimeout",
+           "ReadOnlyDatabase", "ResultTooLarge"]
+
+PROGRESS_OPCODES = 20_000  # ~0.1-1 ms of work between deadline checks
+MAX_VALUE_BYTES = 16_000_000
+_INTERNAL_PRAGMAS = frozenset({"table_info", "table_xinfo", "foreign_key_list", "index_list", "index_info",
+                               "index_xinfo"})
+_FORBIDDEN_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
+_ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
+                              getattr(sqlite3, "SQLITE_RECURSIVE", 33)})
+
+
+MAX_PRINTF_WIDTH = 100_000
+_PRINTF_SPEC_RE = re.compile(r"%[-+ 0#,!]*(\*|\d+)?(?:\.(\*|\d+))?([a-zA-Z%])")
+_printf_helper = threading.local()
+
+
+def _too_wide(value: Any) -> bool:
+    try:
+        return abs(float(value)) > MAX_PRINTF_WIDTH
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def bounded_printf(fmt: Any, *args: Any) -> Any:
+    """SQLite's ``printf(FORMAT, ...)``, computed by SQLite itself, unless a width or precision (literal or ``*``)
+    exceeds ``MAX_PRINTF_WIDTH``: then NULL."""
+    if isinstance(fmt, str) and "%" in fmt:
+        position = 0
+        for width, precision, conversion in _PRINTF_SPEC_RE.findall(fmt):
+            for part in (width, precision):
+                if part == "*":
+                    if position < len(args) and _too_wide(args[position]):
+                        return None
+                    position += 1
+                elif part and int(part) > MAX_PRINTF_WIDTH:
+                    return None
+            if conversion != "%":
+                position += 1
+    helper = getattr(_printf_helper, "conn", None)
+    if helper is None:
+        helper = _printf_helper.conn = sqlite3.connect(":memory:")
+        helper.text_factory = _decode_text
+    placeholders = ", ".join("?" * (len(args) + 1))
+    return helper.execute(f"SELECT printf({placeholders})", (fmt, *args)).fetchone()[0]
+
+
+class QueryError(Exception):
+    """A query did not produce a result. ``kind`` names why: refused, timeout, error, too_large."""
+
+    kind = "error"
+
+
+class QueryRefused(QueryError):
+    """Not a single read-only query, or the database refused an operation (a write, ATTACH, a pragma)."""
+
+    kind = "refused"
+
+
+class QueryTimeout(QueryError):
+    """The query ran past its deadline and was stopped."""
+
+    kind = "timeout"
+
+
+class QueryFailed(QueryError):
+    """SQLite reported an error (a syntax error, an unknown column, ...)."""
+
+    kind = "error"
+
+
+class ResultTooLarge(QueryError):
+    """The result has more rows or bytes than allowed, and the caller asked for all of it."""
+
+    kind = "too_large"
+
+
+@dataclass(frozen=True)
+class QueryLimits:
+    """Bounds on one query: wall-clock deadline, rows and (approximate) bytes of values fetched."""
+
+    timeout_s: float = 5.0
+    max_rows: int = 100_000
+    max_bytes: int = 64_000_000
+
+    def __post_init__(self) -> None:
+        if not (self.timeout_s > 0 and self.max_rows >= 0 and self.max_bytes > 0):
+            raise ValueError(f"invalid query limits: {self}")
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """Column names and rows (tuples of Python values); ``truncated`` when more rows existed than were kept."""
+
+    columns: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+    truncated: bool
+    seconds: float
+
+
+def _authorize(action: int, arg1: str | None, arg2: str | None, db_name: str | None, source: str | None) -> int:
+    if action in _ALLOWED_ACTIONS:
+        if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _FORBIDDEN_FUNCTIONS:
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() in _INTERNAL_PRAGMAS:
+        return sqlite3.SQLITE_OK
+    return sqlite3.SQLITE_DENY
+
+
+def _decode_text(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="ignore")
+
+
+class _Deadline:
+    """The progress handler: asks SQLite to stop once ``monotonic()`` passes ``at``."""
+
+    __slots__ = ("at",)
+
+    def __init__(self) -> None:
+        self.at = math.inf
+
+    def __call__(self) -> int:
+        return 1 if time.monotonic() > self.at else 0
+
+
+def _row_bytes(row: tuple[Any, ...]) -> int:
+    return sum(len(value) if isinstance(value, (str, bytes)) else 8 for value in row)
+
+
+class ReadOnlyDatabase:
+    """One SQLite file, opened read-only, with up to ``pool_size`` connections (opened on demand, reused).
+
+    ``FileNotFoundError`` when the file does not exist. ``close`` closes the idle connections."""
+
+    def __init__(self, path: str | Path, db_id: str | None = None, pool_size: int = 8):
+        self.path = Path(path).resolve()
+        if not self.path.is_file():
+            raise FileNotFoundError(f"no SQLite database at {self.path}")
+        if pool_size < 1:
+            raise ValueError("pool_size must be at least 1")
+        self.db_id = db_id or self.path.stem
+        self._uri = f"{self.path.as_uri()}?mode=ro"
+        self._idle: queue.SimpleQueue[tuple[sqlite3.Connection, _Deadline]] = queue.SimpleQueue()
+        self._slots = threading.BoundedSemaphore(pool_size)
+        self._closed = False
+
+    # -- connections -----------------------------------------------------------------------------------------
+
+    def _connect(self) -> tuple[sqlite3.Connection, _Deadline]:
+        conn = sqlite3.connect(self._uri, uri=True, check_same_thread=False, isolation_level=None)
+        try:
+            conn.execute("PRAGMA query_only = ON")
+            conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+            conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+            conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_CHARS * 4)
+            conn.text_factory = _decode_text
+            for name in ("printf", "format"):
+                conn.create_function(name, -1, bounded_printf, deterministic=True)
+            conn.set_authorizer(_authorize)
+            deadline = _Deadline()
+            conn.set_progress_handler(deadline, PROGRESS_OPCODES)
+        except BaseException:
+            conn.close()
+            raise
+        return conn, deadline
+
+    def _acquire(self) -> tuple[sqlite3.Connection, _Deadline]:
+        if self._closed:
+            raise QueryFailed(f"the database {self.db_id!r} is closed")
+        self._slots.acquire()
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            try:
+                return self._connect()
+            except BaseException:
+                self._slots.release()
+                raise
+
+    def _release(self, entry: tuple[sqlite3.Connection, _Deadline]) -> None:
+        if self._closed:
+            entry[0].close()
+        else:
+            self._idle.put(entry)
+        self._slots.release()
+
+    def close(self) -> None:
+        self._closed = True
+        while True:
+            try:
+                conn, _ = self._idle.get_nowait()
+            except queue.Empty:
+                return
+            conn.close()
+
+    # -- queries ---------------------------------------------------------------------------------------------
+
+    def execute(self, sql: str, limits: QueryLimits = QueryLimits(), *, truncate: bool = True) -> QueryResult:
+        """Run one untrusted read query. Over ``limits.max_rows``/``max_bytes``: the rows so far with
+        ``truncated=True``, or ``ResultTooLarge`` when ``truncate`` is false. Raises a ``QueryError``
+        (refused, timeout, error) rather than anything else."""
+        try:
+            parse_read_query(sql)
+        except UnsafeQuery as exc:
+            raise QueryRefused(str(exc)) from None
+        return self.run_trusted(sql, (), limits, truncate=truncate)
+
+    def run_trusted(self, sql: str, params: tuple[Any, ...] = (), limits: QueryLimits = QueryLimits(), *,
+                    truncate: bool = True) -> QueryResult:
+        """Run SQL the caller wrote itself (schema look-ups): no statement check, the same connection guards."""
+        entry = self._acquire()
+        conn, deadline = entry
+        started = time.monotonic()
+        deadline.at = started + limits.timeout_s
+        cursor = None
+        try:
+            cursor = conn.execute(sql, params)
+            columns = tuple(d[0] for d in cursor.description or ())
+            rows: list[tuple[Any, ...]] = []
+            size, over = 0, False
+            while not over:
+                chunk = cursor.fetchmany(256)
+                if not chunk:
+                    break
+                for row in chunk:
+                    size += _row_bytes(row)
+                    if len(rows) >= limits.max_rows or size > limits.max_bytes:
+                        over = True
+                        break
+                    rows.append(row)
+            if over and not truncate:
+                raise ResultTooLarge(f"the result has more than {limits.max_rows:,} rows or "
+                                     f"{limits.max_bytes:,} bytes")
+            return QueryResult(columns, rows, over, time.monotonic() - started)
+        except QueryError:
+            raise
+        except sqlite3.Error as exc:
+            raise self._translate(exc, limits) from None
+        except (OverflowError, MemoryError, ValueError) as exc:  # e.g. an integer parameter out of range
+            raise QueryFailed(f"{type(exc).__name__}: {exc}") from None
+        finally:
+            deadline.at = math.inf
+            if cursor is not None:
+                try:
+                    cursor.close()
+                except sqlite3.Error:
+                    pass
+            self._release(entry)
+
+    @staticmethod
+    def _translate(exc: sqlite3.Error, limits: QueryLimits) -> QueryError:
+        message = str(exc) or type(exc).__name__
+        lowered = message.lower()
+        if "interrupted" in lowered:
+            return QueryTimeout(f"the query ran longer than {limits.timeout_s:g} s and was stopped")
+        if "not authorized" in lowered or "readonly" in lowered or "read-only" in lowered or "prohibited" in lowered:
+            return QueryRefused(f"the database refused the query ({message}); only reads are allowed")
+        if isinstance(exc, sqlite3.ProgrammingError) and "one statement" in lowered:
+            return QueryRefused("exactly one statement is allowed per query")
+        return QueryFailed(message)

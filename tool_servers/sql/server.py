@@ -1,0 +1,177 @@
+"""SQL exploration tools over a directory of SQLite databases, as an MCP server.
+
+Tools (each with a batched form ``NAME_batch`` that the toolbox uses to merge concurrent calls):
+
+- ``list_tables(db_id)``: the tables, their row counts and column names;
+- ``describe_table(db_id, table)``: columns with types and keys, foreign keys, a few sample rows;
+- ``run_query(db_id, sql)``: one read-only query, its rows as a compact text table capped in rows and
+  characters, with a note when cut.
+
+Every query runs on a read-only connection (see ``engine``) in a worker thread, with a deadline: a cartesian join
+stops in time and the event loop keeps answering other calls. Keep ``--timeout-s`` below the toolbox's
+``timeout_s`` so a slow query fails alone. ``db_id`` selects the database; an env binds it to its task's database
+(the model never chooses it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from tool_servers.batched_tool import add_batched_tool
+from tool_servers.sql.catalog import DatabaseCatalog, UnknownDatabase
+from tool_servers.sql.engine import QueryError, QueryLimits
+from tool_servers.sql.formatting import format_rows
+from tool_servers.sql.schema import UnknownTable, describe_table, list_tables
+
+__all__ = ["SqlLimits", "SqlService", "build_server", "create_server"]
+
+LIST_TABLES_DESCRIPTION = """\
+List the tables of the database: one line per table with its row count and its column names."""
+
+DESCRIBE_TABLE_DESCRIPTION = """\
+Describe one table of the database: its columns (type, primary key, not null), its foreign keys, its row count \
+and up to {sample_rows} sample rows."""
+
+RUN_QUERY_DESCRIPTION = """\
+Run one read-only SQLite query (SELECT, or WITH ... SELECT) on the database and return its rows as a text table: \
+a header line of column names, one line per row with cells separated by ` | `, NULL for missing values. At most \
+{max_rows} rows and {max_chars} characters are shown, with a note when the result is cut. Writes, ATTACH, PRAGMA \
+and several statements at once are refused; a query running longer than {timeout_s:g} s is stopped."""
+
+
+@dataclass(frozen=True)
+class SqlLimits:
+    """Bounds on what one tool call may cost and return."""
+
+    timeout_s: float = 5.0
+    max_rows: int = 50
+    max_chars: int = 4000
+    sample_rows: int = 3
+
+
+class SqlService:
+    """The tools' logic, with no MCP in it: each method runs its database work in a worker thread and raises
+    ``ToolError`` with a message the model can act on."""
+
+    def __init__(self, catalog: DatabaseCatalog, limits: SqlLimits = SqlLimits()):
+        self.catalog = catalog
+        self.limits = limits
+        self._query_limits = QueryLimits(timeout_s=limits.timeout_s, max_rows=limits.max_rows,
+                                         max_bytes=max(limits.max_chars * 4, 4096))
+        self._schema_cache: dict[tuple[str, ...], str] = {}  # databases are read-only: schemas never change
+        self._cache_lock = threading.Lock()
+
+    def _database(self, db_id: str):
+        try:
+            return self.catalog.get(db_id)
+        except UnknownDatabase as exc:
+            raise ToolError(str(exc)) from None
+
+    def _cached(self, key: tuple[str, ...], make) -> str:
+        text = self._schema_cache.get(key)
+        if text is None:
+            text = make()
+            with self._cache_lock:
+                if len(self._schema_cache) > 4096:
+                    self._schema_cache.clear()
+                self._schema_cache[key] = text
+        return text
+
+    async def list_tables(self, db_id: str) -> str:
+        db = self._database(db_id)
+        try:
+            return await self.catalog.run(self._cached, ("tables", db_id), lambda: list_tables(db))
+        except QueryError as exc:
+            raise ToolError(f"could not read the schema: {exc}") from None
+
+    async def describe_table(self, db_id: str, table: str) -> str:
+        db = self._database(db_id)
+        if not table.strip():
+            raise ToolError("table must not be empty")
+        try:
+            return await self.catalog.run(self._cached, ("table", db_id, table.strip().lower()),
+                                          lambda: describe_table(db, table, self.limits.sample_rows))
+        except (UnknownTable, QueryError) as exc:
+            raise ToolError(str(exc)) from None
+
+    def _query_text(self, db_id: str, sql: str) -> str:
+        result = self.catalog.get(db_id).execute(sql, self._query_limits)
+        return format_rows(result.columns, result.rows, more=result.truncated, max_rows=self.limits.max_rows,
+                           max_chars=self.limits.max_chars)
+
+    async def run_query(self, db_id: str, sql: str) -> str:
+        self._database(db_id)
+        try:
+            return await self.catalog.run(self._query_text, db_id, sql)
+        except QueryError as exc:
+            raise ToolError(f"query {exc.kind}: {exc}") from None
+
+
+def create_server(service: SqlService) -> MCPServer:
+    """An MCP server named "sql" publishing the three tools and their batched forms for ``service``."""
+    limits = service.limits
+
+    async def list_tables(db_id: str) -> str:
+        return await service.list_tables(db_id)
+
+    async def describe_table(db_id: str, table: str) -> str:
+        return await service.describe_table(db_id, table)
+
+    async def run_query(db_id: str, sql: str) -> str:
+        return await service.run_query(db_id, sql)
+
+    list_tables.__doc__ = LIST_TABLES_DESCRIPTION
+    describe_table.__doc__ = DESCRIBE_TABLE_DESCRIPTION.format(sample_rows=limits.sample_rows)
+    run_query.__doc__ = RUN_QUERY_DESCRIPTION.format(max_rows=limits.max_rows, max_chars=limits.max_chars,
+                                                     timeout_s=limits.timeout_s)
+    server = MCPServer("sql", log_level="WARNING")
+    for fn in (list_tables, describe_table, run_query):
+        add_batched_tool(server, fn, name=fn.__name__, description=fn.__doc__)
+    return server
+
+
+def options_parser() -> argparse.ArgumentParser:
+    """The SQL server's own options (the transport options are ``tool_servers.launch``'s)."""
+    parser = argparse.ArgumentParser(prog="python -m tool_servers.sql",
+                                     description="MCP server: explore and query SQLite databases, read-only.")
+    parser.add_argument("--db-dir", required=True, type=Path,
+                        help="databases as <db-dir>/<db_id>/<db_id>.sqlite (Spider database/, BIRD dev_databases/)")
+    parser.add_argument("--timeout-s", type=float, default=5.0, help="deadline of one query, seconds (default 5)")
+    parser.add_argument("--max-rows", type=int, default=50, help="rows shown per result (default 50)")
+    parser.add_argument("--max-chars", type=int, default=4000, help="characters shown per result (default 4000)")
+    parser.add_argument("--sample-rows", type=int, default=3, help="sample rows in describe_table (default 3)")
+    parser.add_argument("--threads", type=int, default=8, help="worker threads running queries (default 8)")
+    return parser
+
+
+def parse_options(argv: Sequence[str]) -> argparse.Namespace:
+    parser = options_parser()
+    options = parser.parse_args(list(argv))
+    if not options.timeout_s > 0:
+        parser.error("--timeout-s must be positive")
+    for name in ("max_rows", "max_chars", "threads"):
+        if getattr(options, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if options.sample_rows < 0:
+        parser.error("--sample-rows must not be negative")
+    if not options.db_dir.is_dir():
+        parser.error(f"--db-dir {options.db_dir}: no such directory")
+    return options
+
+
+def build_server(argv: Sequence[str]) -> MCPServer:
+    """Parse the options, find the databases and build the server."""
+    options = parse_options(argv)
+    catalog = DatabaseCatalog(options.db_dir, threads=options.threads)
+    if not catalog.ids:
+        raise SystemExit(f"python -m tool_servers.sql: no SQLite databases found under {options.db_dir}")
+    limits = SqlLimits(timeout_s=options.timeout_s, max_rows=options.max_rows, max_chars=options.max_chars,
+                       sample_rows=options.sample_rows)
+    return create_server(SqlService(catalog, limits))
