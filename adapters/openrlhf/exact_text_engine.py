@@ -1,0 +1,57 @@
+"""The LLM engine as the agent sees it: vLLM's output text replaced by the exact text of the generated ids.
+
+vLLM's ``outputs[0].text`` leaves the stop token out (a Qwen3 response's closing ``<|im_end|>``) while
+``token_ids`` keep it. OpenRLHF appends the token ids to the sequence but hands the text to the agent; an env
+given the text without ``<|im_end|>`` closes the turn itself and the sequence would hold ``<|im_end|>`` twice.
+Decoding the ids with ``skip_special_tokens=False`` makes the text the env sees exactly the tokens the sequence
+holds, so ``decode(ids)`` is the env's transcript.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class GenerationRecord:
+    """One generation call: how many ids the model was given, what it returned, and why it stopped."""
+
+    prompt_length: int
+    token_ids: tuple[int, ...]
+    finish_reason: str | None
+
+    @property
+    def end(self) -> int:
+        """The sequence length right after this generation."""
+        return self.prompt_length + len(self.token_ids)
+
+    @property
+    def hit_length_limit(self) -> bool:
+        """The engine stopped at ``max_tokens``: the response is cut, not finished."""
+        return self.finish_reason == "length"
+
+
+class ExactTextEngine:
+    """Wraps an OpenRLHF rollout engine (anything with ``async generate(ids, sampling_params, ...)`` returning a
+    vLLM ``RequestOutput``); one per sample, since it remembers that sample's last generation."""
+
+    def __init__(self, engine: Any, tokenizer: Any):
+        self.engine = engine
+        self.tokenizer = tokenizer
+        self.last: GenerationRecord | None = None
+        self.calls = 0
+
+    async def generate(self, prompt_token_ids: list[int], sampling_params: Any, multi_modal_data: Any = None,
+                       **kwargs: Any) -> Any:
+        output = await self.engine.generate(prompt_token_ids, sampling_params, multi_modal_data=multi_modal_data,
+                                            **kwargs)
+        completion = output.outputs[0]
+        token_ids = tuple(completion.token_ids)
+        completion.text = self.tokenizer.decode(list(token_ids), skip_special_tokens=False)
+        self.last = GenerationRecord(len(prompt_token_ids), token_ids, completion.finish_reason)
+        self.calls += 1
+        return output
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.engine, name)

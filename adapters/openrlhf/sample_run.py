@@ -1,0 +1,46 @@
+"""``SampleRun``: what one OpenRLHF sample's agent needs besides the executor's own state.
+
+OpenRLHF builds the agent instance with no arguments; the adapter's executor binds each instance to a
+``SampleRun`` holding the trainer's tokenizer, the sequence budget (``max_length``: prompt and response), the
+engine wrapper that remembers the last generation, the tokenizer wrapper the executor tokenises with (observation
+deltas counted once, for the budget check and the executor), and the env leased for the episode.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from typing import Any
+
+from adapters.delta_encoder import delta_encoder
+from adapters.env_pool import EnvPool, lease_env
+from adapters.openrlhf.delta_tokenizer import DeltaTokenizer
+from adapters.openrlhf.exact_text_engine import ExactTextEngine
+from rlfactory_envs.kernel.env import ToolEnv
+
+
+class SampleRun:
+    """One sample's tokenizer, budget, engine and env lease. ``release`` is idempotent."""
+
+    def __init__(self, tokenizer: Any, max_length: int, engine: Any, pool: EnvPool | None = None):
+        self.tokenizer = tokenizer
+        self.max_length = int(max_length)
+        self.engine = ExactTextEngine(engine, tokenizer)
+        self.delta_tokenizer = DeltaTokenizer(tokenizer, delta_encoder(tokenizer))
+        self.pool = pool
+        self.env: ToolEnv | None = None
+        self._lease: contextlib.AsyncExitStack | None = None
+
+    async def lease(self, env_id: str, env_kwargs: Mapping[str, Any]) -> ToolEnv:
+        """Lease an env for this sample (one per sample; a second lease returns the first env first)."""
+        await self.release()
+        stack = contextlib.AsyncExitStack()
+        self.env = await stack.enter_async_context(lease_env(env_id, env_kwargs, pool=self.pool))
+        self._lease = stack
+        return self.env
+
+    async def release(self) -> None:
+        """Give the env back to the pool (an episode still running is aborted there)."""
+        stack, self._lease, self.env = self._lease, None, None
+        if stack is not None:
+            await stack.aclose()

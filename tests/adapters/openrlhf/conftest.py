@@ -1,0 +1,13 @@
+"""Fixtures of the OpenRLHF adapter tests (trainer-free, so the core venv can collect and skip them)."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapters.task_rows import task_rows
+
+
+@pytest.fixture(scope="module")
+def search_rows():
+    """The first tasks of rlf/Search-NQ-v0 as ``python -m adapters.prepare_data`` writes them."""
+    return list(task_rows("rlf/Search-NQ-v0", limit=4))

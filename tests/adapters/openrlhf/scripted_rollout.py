@@ -1,0 +1,112 @@
+"""Helpers of the OpenRLHF adapter tests: a scripted stand-in for OpenRLHF's vLLM rollout engine, runs of the real
+``MultiTurnAgentExecutor`` through ``adapters/openrlhf/agent_func.py`` on a pool the test can inspect, and the
+oracle (the same episode played on a fresh env, text in, text out). Imported only where OpenRLHF is installed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+from adapters.chat_prompt import prompt_text, template_kwargs_for
+from adapters.env_pool import EnvPool
+from adapters.openrlhf.agent_func import AgentExecutor
+
+ENV_ID = "rlf/Search-NQ-v0"
+
+
+def tool_call(query: str) -> str:
+    return f'<tool_call>\n{json.dumps({"name": "search", "arguments": {"query": query}})}\n</tool_call>'
+
+
+def logprob_of(position: int, token_id: int) -> float:
+    """The scripted log-probability of a generated token (distinct per position, so misalignment shows)."""
+    return -((position * 31 + token_id) % 997 + 1) / 1000.0
+
+
+@dataclass
+class ScriptedEngine:
+    """Answers OpenRLHF's ``llm_engine.generate(ids, sampling_params, multi_modal_data=None)`` the way its vLLM
+    actor does: a ``RequestOutput``-shaped object whose ``token_ids`` are the next scripted response's ids, cut
+    at ``sampling_params.max_tokens`` (``finish_reason="length"``), with per-token logprobs as
+    ``[{token_id: Logprob}]`` when ``sampling_params.logprobs`` is set. Like vLLM, ``text`` leaves out the stop
+    token that ended the generation (here ``<|im_end|>``)."""
+
+    tokenizer: Any
+    responses: Sequence[str]
+    requests: list[list[int]] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+
+    async def generate(self, prompt_token_ids, sampling_params, multi_modal_data=None):
+        await asyncio.sleep(0)  # let concurrent samples interleave, as on a real engine
+        index = len(self.requests)
+        self.requests.append(list(prompt_token_ids))
+        ids = self.tokenizer.encode(self.responses[index], add_special_tokens=False)
+        finish = "stop"
+        if len(ids) > sampling_params.max_tokens:
+            ids, finish = ids[: sampling_params.max_tokens], "length"
+        stopped_on_eos = finish == "stop" and ids and ids[-1] == self.tokenizer.convert_tokens_to_ids("<|im_end|>")
+        text = self.tokenizer.decode(ids[:-1] if stopped_on_eos else ids,
+                                     skip_special_tokens=sampling_params.skip_special_tokens)
+        self.texts.append(text)
+        logprobs = None
+        if sampling_params.logprobs is not None:
+            logprobs = [{t: SimpleNamespace(logprob=logprob_of(k, t))} for k, t in enumerate(ids)]
+        return SimpleNamespace(outputs=[SimpleNamespace(token_ids=ids, text=text, finish_reason=finish,
+                                                        logprobs=logprobs)])
+
+
+def sampling_params(logprobs: int | None = 1) -> SimpleNamespace:
+    """What OpenRLHF's SamplesGenerator sends: max_tokens None (the executor sets it), skip_special_tokens False."""
+    return SimpleNamespace(max_tokens=None, logprobs=logprobs, skip_special_tokens=False, temperature=1.0)
+
+
+class PoolExecutor(AgentExecutor):
+    """The adapter's executor leasing from a pool of the test's own, so the test can look at the env after."""
+
+    env_pool = EnvPool()
+
+
+def run_samples(tokenizer, label: str, scripts: Sequence[Sequence[str]], max_length: int, *,
+                logprobs: int | None = 1, prompt: str = "the row's prompt"):
+    """Run one sample per script concurrently through the real executor, sharing one ``sampling_params`` object as
+    OpenRLHF's ``generate_responses`` does; returns the outputs and the engines."""
+    params = sampling_params(logprobs)
+    engines = [ScriptedEngine(tokenizer, list(script)) for script in scripts]
+    executor = PoolExecutor()
+
+    async def go():
+        return await asyncio.gather(*(executor.execute(prompt, label, params, max_length, tokenizer, engine)
+                                      for engine in engines))
+    return asyncio.run(go()), engines
+
+
+@dataclass
+class Replay:
+    """The oracle: the same episode played on a fresh env directly, text in, text out."""
+
+    prompt: str
+    steps: list[tuple[str, str, float, bool, bool, dict]]
+    transcript: str
+
+
+def replay(tokenizer, label: str, response_texts: Sequence[str]) -> Replay:
+    """Play ``response_texts`` (the exact texts of the generated ids) on an env built from ``label``."""
+    data = json.loads(label)
+    pool = EnvPool()
+    with pool.lease(data["env_id"], data["env_kwargs"]) as env:
+        _, info = env.reset(options={"task": data["task"]})
+        prompt = prompt_text(tokenizer, info["messages"], info["tools"], **template_kwargs_for(env))
+        first_obs = env.transcript
+        steps = []
+        for text in response_texts:
+            obs, reward, terminated, truncated, step_info = env.step(text)
+            steps.append((text, obs, reward, terminated, truncated, step_info))
+            if terminated or truncated:
+                break
+        transcript = prompt + env.transcript[len(first_obs):]
+    pool.close()
+    return Replay(prompt, steps, transcript)
