@@ -8,6 +8,7 @@ so a worker's concurrent episodes send their tool calls over the same sessions.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import threading
@@ -86,6 +87,12 @@ SHARED_POOL = EnvPool()
 @contextlib.asynccontextmanager
 async def lease_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None,
                     pool: EnvPool | None = None) -> AsyncIterator[ToolEnv]:
-    """``async with lease_env(id, kwargs) as env``: an unwrapped env from the shared pool, returned on exit."""
-    with (pool or SHARED_POOL).lease(env_id, env_kwargs) as env:
+    """``async with lease_env(id, kwargs) as env``: an unwrapped env from the shared pool, returned on exit.
+
+    A new env is built in a worker thread: loading a large dataset must not stall the caller's other episodes."""
+    pool = pool or SHARED_POOL
+    env = await asyncio.to_thread(pool.take, env_id, env_kwargs)
+    try:
         yield env
+    finally:
+        pool.give_back(env, env_id, env_kwargs)
