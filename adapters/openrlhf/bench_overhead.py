@@ -18,9 +18,7 @@ in ../shared/data).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import statistics
 import time
 from pathlib import Path
@@ -31,17 +29,8 @@ from adapters.delta_encoder import delta_encoder
 from adapters.env_pool import EnvPool, lease_env
 from adapters.openrlhf.agent_func import AgentExecutor
 from adapters.openrlhf.delta_tokenizer import DeltaTokenizer
+from adapters.overhead_episodes import ENV_ID, overhead_arguments, report, scripted_responses
 from adapters.task_rows import task_rows
-
-REPO = Path(__file__).resolve().parents[2]
-DEFAULT_TOKENIZER = REPO.parent / "shared" / "data" / "tokenizers" / "qwen3"
-DEFAULT_CORPUS = REPO.parent / "shared" / "data" / "wiki" / "wiki18_sample_1000.jsonl"
-
-
-def search_response(queries: list[str], topk: int) -> str:
-    calls = "\n".join("<tool_call>\n" + json.dumps({"name": "search", "arguments": {"query": q, "topk": topk}})
-                      + "\n</tool_call>" for q in queries)
-    return f"<think>\nI need more passages about this.\n</think>\n\n{calls}<|im_end|>"
 
 
 class InstantEngine:
@@ -68,14 +57,13 @@ def median_ms(fn, repeat: int) -> float:
 
 async def measure(tokenizer: Any, corpus: Path, episodes: int, turns: int, searches: int) -> dict[str, Any]:
     env_kwargs = {"corpus_path": str(corpus), "max_turns": turns + 1}
-    rows = list(task_rows("rlf/Search-NQ-v0", env_kwargs, limit=episodes))
-    responses = [search_response([f"{row.task['question']} part {k}" for k in range(searches)], topk=20)
-                 for row in rows[:1]] * turns + ["<answer> done </answer><|im_end|>"]
+    rows = list(task_rows(ENV_ID, env_kwargs, limit=episodes))
+    responses = scripted_responses(rows[0].task["question"], turns, searches)
 
     # one observation, for the component timings
     pool = EnvPool()
     step_times = []
-    async with lease_env("rlf/Search-NQ-v0", env_kwargs, pool=pool) as env:
+    async with lease_env(ENV_ID, env_kwargs, pool=pool) as env:
         for _ in range(7):
             await env.areset(options={"task": rows[0].task})
             started = time.perf_counter()
@@ -116,15 +104,8 @@ async def measure(tokenizer: Any, corpus: Path, episodes: int, turns: int, searc
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m adapters.openrlhf.bench_overhead",
-                                     description=__doc__.split("\n")[0])
-    parser.add_argument("--tokenizer", default=str(DEFAULT_TOKENIZER))
-    parser.add_argument("--corpus", default=str(DEFAULT_CORPUS))
-    parser.add_argument("--episodes", type=int, default=8)
-    parser.add_argument("--turns", type=int, default=3, help="search turns an episode (then it answers)")
-    parser.add_argument("--searches", type=int, default=2, help="parallel searches a response (topk=20 each)")
-    parser.add_argument("--out", default=str(REPO / "bench_results" / "openrlhf_adapter.json"))
-    args = parser.parse_args(argv)
+    args = overhead_arguments("python -m adapters.openrlhf.bench_overhead", __doc__.split("\n")[0],
+                              "openrlhf_adapter.json").parse_args(argv)
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
@@ -138,12 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         ("whole turn through the real executor, engine excluded", f"{result['whole_turn_ms']:.3f} ms "
                                                                   f"({result['turns']} turns)"),
     ]
-    width = max(len(name) for name, _ in rows)
-    for name, value in rows:
-        print(f"{name:<{width}}  {value}")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    report(f"OpenRLHF adapter, {result['episodes']} episodes", rows, result, args.out)
     return 0
 
 

@@ -19,7 +19,6 @@ Needs verl (the .venv-verl of .ci/verl.sh) and a tokenizer (``--tokenizer``, def
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import platform
@@ -36,20 +35,9 @@ from verl.workers.rollout.replica import TokenOutput
 
 import verl
 from adapters.delta_encoder import delta_encoder
+from adapters.overhead_episodes import ENV_ID, overhead_arguments, report, scripted_responses
 from adapters.task_rows import task_rows
 from adapters.verl import AGENT_LOOP_CONFIG_PATH
-
-REPO = Path(__file__).resolve().parents[2]
-DEFAULT_TOKENIZER = REPO.parent / "shared" / "data" / "tokenizers" / "qwen3"
-DEFAULT_CORPUS = REPO.parent / "shared" / "data" / "wiki" / "wiki18_sample_1000.jsonl"
-ENV_ID = "rlf/Search-NQ-v0"
-
-
-def search_response(queries: list[str], topk: int) -> str:
-    calls = "\n".join("<tool_call>\n" + json.dumps({"name": "search", "arguments": {"query": q, "topk": topk}})
-                      + "\n</tool_call>" for q in queries)
-    return f"<think>\nI need more passages about this.\n</think>\n\n{calls}<|im_end|>"
-
 
 class InstantServer:
     """verl's ``server_manager.generate`` answering at once with the next scripted response of the request."""
@@ -82,8 +70,7 @@ def loop_factory(tokenizer: Any, server: Any, response_length: int) -> Any:
 async def measure(tokenizer: Any, corpus: Path, episodes: int, turns: int, searches: int) -> dict[str, Any]:
     env_kwargs = {"corpus_path": str(corpus), "max_turns": turns + 1}
     rows = list(task_rows(ENV_ID, env_kwargs, limit=episodes))
-    responses = [search_response([f"{rows[0].task['question']} part {k}" for k in range(searches)], topk=20)] \
-        * turns + ["<answer> done </answer><|im_end|>"]
+    responses = scripted_responses(rows[0].task["question"], turns, searches)
     make_loop = loop_factory(tokenizer, InstantServer(tokenizer, responses), response_length=65_536)
     sampling_params = {"temperature": 1.0, "top_p": 1.0, "top_k": -1, "logprobs": True}
 
@@ -129,15 +116,8 @@ def _zero_runs(mask: list[int]) -> list[list[int]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m adapters.verl.bench_overhead",
-                                     description=__doc__.split("\n")[0])
-    parser.add_argument("--tokenizer", default=str(DEFAULT_TOKENIZER))
-    parser.add_argument("--corpus", default=str(DEFAULT_CORPUS))
-    parser.add_argument("--episodes", type=int, default=8)
-    parser.add_argument("--turns", type=int, default=3, help="search turns an episode (then it answers)")
-    parser.add_argument("--searches", type=int, default=2, help="parallel searches a response (topk=20 each)")
-    parser.add_argument("--out", default=str(REPO / "bench_results" / "verl_adapter.json"))
-    args = parser.parse_args(argv)
+    args = overhead_arguments("python -m adapters.verl.bench_overhead", __doc__.split("\n")[0],
+                              "verl_adapter.json").parse_args(argv)
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
@@ -152,13 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         ("loop instantiation per episode (verl: one loop per sample)",
          f"{result['loop_instantiation_ms_per_episode']:.3f} ms"),
     ]
-    width = max(len(name) for name, _ in table)
-    print(f"verl adapter, {result['episodes']} episodes, {result['turns']} turns")
-    for name, value in table:
-        print(f"{name:<{width}}  {value}")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    report(f"verl adapter, {result['episodes']} episodes, {result['turns']} turns", table, result, args.out)
     return 0
 
 
