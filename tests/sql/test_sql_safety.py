@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import time
+import tracemalloc
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -174,3 +175,58 @@ def test_generated_attacks_never_change_the_file(fuzz_target, sql):
     assert result.value in (0.0, 1.0) and (result.value == 1.0 or result.reason)
     assert digest(path) == original
     assert sorted(p.name for p in path.parent.iterdir()) == ["bookshop.sqlite"]
+
+
+SLOW_IN_ONE_CALL = [
+    # each of these spent seconds to hours inside one SQLite function call, where no deadline can stop it
+    "SELECT printf(CAST('%.2000000000c' AS BLOB), 'x')",  # a blob format escaped the width check
+    "SELECT printf(replace(hex(zeroblob(200000)), '00', '%.99999c'), 'x')",  # many specs, each under the cap
+    "SELECT printf('%n%.*c', 2000000000, 'x')",  # %n takes no argument: the check read the wrong one
+    "SELECT printf('%.c%.*c', 'x', '2000000000 junk', 'y')",  # '%.c' was no spec to the check
+    "SELECT instr(hex(zeroblob(4000000)) || '1', hex(zeroblob(2000000)) || '1')",
+    "SELECT replace(hex(zeroblob(4000000)) || '1', hex(zeroblob(2000000)) || '1', '')",
+    "SELECT trim(hex(zeroblob(100000)), replace(hex(zeroblob(50000)), '0', '1') || '0')",
+    "SELECT hex(zeroblob(7000000)) || 'b' LIKE '%' || hex(zeroblob(24990)) || 'a%'",
+    "SELECT hex(zeroblob(7000000)) || 'b' GLOB '*' || hex(zeroblob(24990)) || 'a*'",
+]
+
+
+@pytest.mark.parametrize("sql", SLOW_IN_ONE_CALL)
+def test_functions_whose_one_call_could_run_for_minutes_stay_within_the_deadline(writable_copy, sql):
+    db = ReadOnlyDatabase(writable_copy)
+    try:
+        started = time.monotonic()
+        try:
+            assert db.execute(sql, QueryLimits(timeout_s=0.5)).rows in ([(None,)], [(0,)])
+        except QueryError:
+            pass
+        assert time.monotonic() - started < 1.5
+    finally:
+        db.close()
+
+
+def test_guarded_functions_keep_sqlite_semantics(writable_copy):
+    db = ReadOnlyDatabase(writable_copy)
+    try:
+        sql = ("SELECT instr('héllo wörld', 'wö'), instr('abc', ''), instr(NULL, 'a'), instr(x'0102', x'02'), "
+               "replace('a,b,c', ',', ''), replace(123, 2, 9), trim('  x '), ltrim('xxay', 'x'), rtrim(12300, 0), "
+               "printf('%5.2f|%.*s', 3.14159, 2, 'abcdef'), 'abc' LIKE 'A%', 'abc' GLOB 'a*'")
+        assert db.execute(sql).rows == [(7, 1, None, 2, "abc", "193", "x", "ay", "123", " 3.14|ab", 1, 1)]
+    finally:
+        db.close()
+
+
+def test_the_byte_limit_holds_while_fetching(writable_copy):
+    """Rows were fetched 256 at a time before the byte limit was checked: 256 rows of 15 MB blobs."""
+    db = ReadOnlyDatabase(writable_copy)
+    sql = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 300) "
+           "SELECT zeroblob(4000000) FROM c")
+    tracemalloc.start()
+    try:
+        result = db.execute(sql, QueryLimits(timeout_s=5.0, max_bytes=20_000_000))
+        peak = tracemalloc.get_traced_memory()[1]
+        assert result.truncated and len(result.rows) == 5
+        assert peak < 60_000_000, f"{peak:,} bytes held for a 20 MB limit"
+    finally:
+        tracemalloc.stop()
+        db.close()

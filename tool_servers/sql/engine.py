@@ -8,10 +8,17 @@ Every connection of a ``ReadOnlyDatabase``:
   writes, ATTACH, transactions, pragma writes, temp tables;
 - may attach no database (``SQLITE_LIMIT_ATTACHED = 0``), caps the length of one value and of the SQL text;
 - checks a deadline from a progress handler every ``PROGRESS_OPCODES`` virtual-machine steps, so a cartesian join
-  or an endless recursive CTE stops in time (fetching included);
+  or an endless recursive CTE stops in time; rows are fetched one at a time, the deadline and the byte limit checked
+  after each, so neither is overshot by more than one row;
 - replaces ``printf``/``format`` by a bounded version: SQLite 3.40's ``%c`` with a huge precision loops for
-  seconds inside one call, where no deadline can stop it; a width or precision over ``MAX_PRINTF_WIDTH`` gives
-  NULL (what SQLite gives for a result over its length limit);
+  seconds inside one call, where no deadline can stop it; a width or precision over ``MAX_PRINTF_WIDTH``, or
+  widths and precisions adding up to more than ``MAX_VALUE_BYTES``, give NULL (what SQLite gives for a result
+  over its length limit), whether the format is text or a blob;
+- guards the functions whose work inside one call grows with the product of their arguments' lengths
+  (``instr``, ``replace``, ``trim``/``ltrim``/``rtrim``: a 200 KB ``trim`` runs for 40 s, a 16 MB ``instr`` for
+  hours, and no deadline can stop one call): over ``MAX_QUADRATIC_WORK`` they fail, below it SQLite computes them;
+  LIKE/GLOB patterns are capped at ``MAX_LIKE_PATTERN`` characters for the same reason, and a function call at
+  ``MAX_FUNCTION_ARGS`` arguments;
 - decodes text as the official Spider evaluator does (UTF-8, undecodable bytes dropped).
 
 ``execute`` is blocking and thread-safe: run it from worker threads (``DatabaseCatalog.run``) so an event loop is
@@ -46,38 +53,102 @@ _ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite
 
 
 MAX_PRINTF_WIDTH = 100_000
-_PRINTF_SPEC_RE = re.compile(r"%[-+ 0#,!]*(\*|\d+)?(?:\.(\*|\d+))?([a-zA-Z%])")
-_printf_helper = threading.local()
+MAX_QUADRATIC_WORK = 50_000_000  # length x length: ~0.1 s of SQLite's trim, far less of instr/replace
+MAX_LIKE_PATTERN = 100  # LIKE/GLOB work grows with value length x pattern length
+MAX_FUNCTION_ARGS = 32  # printf's arguments become Python objects: at most 32 x MAX_VALUE_BYTES
+_PRINTF_SPEC_RE = re.compile(r"%[-+ 0#,!]*(\*|\d+)?(?:\.(\*|\d*))?")
+_LEADING_INT_RE = re.compile(rb"^\s*[-+]?\d+")
+_QUADRATIC_FUNCTIONS = ("instr", "replace", "trim", "ltrim", "rtrim")
+_helper = threading.local()
 
 
-def _too_wide(value: Any) -> bool:
-    try:
-        return abs(float(value)) > MAX_PRINTF_WIDTH
-    except (TypeError, ValueError, OverflowError):
-        return False
+def _helper_connection() -> sqlite3.Connection:
+    """This thread's in-memory connection that computes the guarded functions with SQLite's own code, under the
+    same value-length limit as the databases."""
+    conn = getattr(_helper, "conn", None)
+    if conn is None:
+        conn = _helper.conn = sqlite3.connect(":memory:")
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+        conn.text_factory = _decode_text
+    return conn
+
+
+def _as_width(value: Any) -> int:
+    """The largest magnitude SQLite might read from ``value`` as a printf ``*`` width or precision (its 64-bit
+    integer, or that integer cut to 32 bits), leaning high."""
+    if isinstance(value, (int, float)):
+        candidates = [value]
+    elif isinstance(value, (str, bytes)):
+        raw = value.encode("utf-8", "replace") if isinstance(value, str) else value
+        candidates = []
+        prefix = _LEADING_INT_RE.match(raw[:64])
+        if prefix:
+            candidates.append(int(prefix.group()))
+        try:
+            candidates.append(float(raw[:64]))
+        except ValueError:
+            pass
+    else:
+        return 0
+    widest = 0
+    for number in candidates:
+        try:
+            whole = int(number)
+        except (OverflowError, ValueError):  # inf, nan
+            return MAX_VALUE_BYTES + 1
+        wrapped = ((whole + 2**31) % 2**32) - 2**31
+        widest = max(widest, abs(whole), abs(wrapped))
+    return widest
 
 
 def bounded_printf(fmt: Any, *args: Any) -> Any:
     """SQLite's ``printf(FORMAT, ...)``, computed by SQLite itself, unless a width or precision (literal or ``*``)
-    exceeds ``MAX_PRINTF_WIDTH``: then NULL."""
-    if isinstance(fmt, str) and "%" in fmt:
-        position = 0
-        for width, precision, conversion in _PRINTF_SPEC_RE.findall(fmt):
+    exceeds ``MAX_PRINTF_WIDTH`` or all of them together exceed ``MAX_VALUE_BYTES``: then NULL. A format given
+    as a blob is read as text, as SQLite reads it. When the format has a ``*``, every argument counts as a
+    possible width (no guessing which argument SQLite takes)."""
+    if sum(_work_size(arg) for arg in args) > MAX_VALUE_BYTES:
+        return None  # a result over SQLite's length limit
+    text = fmt.decode("utf-8", "replace") if isinstance(fmt, bytes) else fmt
+    if isinstance(text, str) and "%" in text:
+        total, stars = 0, 0
+        for width, precision in _PRINTF_SPEC_RE.findall(text):
             for part in (width, precision):
                 if part == "*":
-                    if position < len(args) and _too_wide(args[position]):
+                    stars += 1
+                elif part:
+                    if len(part) > 9 or int(part) > MAX_PRINTF_WIDTH:
                         return None
-                    position += 1
-                elif part and int(part) > MAX_PRINTF_WIDTH:
-                    return None
-            if conversion != "%":
-                position += 1
-    helper = getattr(_printf_helper, "conn", None)
-    if helper is None:
-        helper = _printf_helper.conn = sqlite3.connect(":memory:")
-        helper.text_factory = _decode_text
+                    total += int(part)
+        if stars:
+            widest = max((_as_width(arg) for arg in args), default=0)
+            if widest > MAX_PRINTF_WIDTH:
+                return None
+            total += stars * widest
+        if total > MAX_VALUE_BYTES:
+            return None
     placeholders = ", ".join("?" * (len(args) + 1))
-    return helper.execute(f"SELECT printf({placeholders})", (fmt, *args)).fetchone()[0]
+    return _helper_connection().execute(f"SELECT printf({placeholders})", (fmt, *args)).fetchone()[0]
+
+
+def _work_size(value: Any) -> int:
+    return len(value) if isinstance(value, (str, bytes)) else 32
+
+
+def _guarded(name: str):
+    """SQLite's ``name`` computed by SQLite itself, refused (an error, so the query fails) when the length of its
+    first argument times the length of its second exceeds ``MAX_QUADRATIC_WORK``."""
+
+    def call(*args: Any) -> Any:
+        if len(args) >= 2 and _work_size(args[0]) * _work_size(args[1]) > MAX_QUADRATIC_WORK:
+            raise ValueError(f"{name}() on values this long would take too long")
+        placeholders = ", ".join("?" * len(args))
+        return _helper_connection().execute(f"SELECT {name}({placeholders})", args).fetchone()[0]
+
+    call.__name__ = f"bounded_{name}"
+    return call
+
+
+_GUARDED = {name: _guarded(name) for name in _QUADRATIC_FUNCTIONS}
 
 
 class QueryError(Exception):
@@ -190,8 +261,12 @@ class ReadOnlyDatabase:
             conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
             conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_CHARS * 4)
             conn.text_factory = _decode_text
+            conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, MAX_LIKE_PATTERN)
+            conn.setlimit(sqlite3.SQLITE_LIMIT_FUNCTION_ARG, MAX_FUNCTION_ARGS)  # a Python copy of each argument
             for name in ("printf", "format"):
                 conn.create_function(name, -1, bounded_printf, deterministic=True)
+            for name, function in _GUARDED.items():
+                conn.create_function(name, -1, function, deterministic=True)
             conn.set_authorizer(_authorize)
             deadline = _Deadline()
             conn.set_progress_handler(deadline, PROGRESS_OPCODES)
@@ -254,16 +329,14 @@ class ReadOnlyDatabase:
             columns = tuple(d[0] for d in cursor.description or ())
             rows: list[tuple[Any, ...]] = []
             size, over = 0, False
-            while not over:
-                chunk = cursor.fetchmany(256)
-                if not chunk:
+            for row in cursor:  # one row at a time: a chunk of rows of 16 MB values would be gigabytes
+                if time.monotonic() > deadline.at:  # turning values into Python objects is no SQLite step
+                    raise QueryTimeout(f"the query ran longer than {limits.timeout_s:g} s and was stopped")
+                size += _row_bytes(row)
+                if len(rows) >= limits.max_rows or size > limits.max_bytes:
+                    over = True
                     break
-                for row in chunk:
-                    size += _row_bytes(row)
-                    if len(rows) >= limits.max_rows or size > limits.max_bytes:
-                        over = True
-                        break
-                    rows.append(row)
+                rows.append(row)
             if over and not truncate:
                 raise ResultTooLarge(f"the result has more than {limits.max_rows:,} rows or "
                                      f"{limits.max_bytes:,} bytes")
