@@ -34,16 +34,22 @@ __all__ = ["SqlExecutionReward", "extract_sql"]
 
 Comparison = Literal["spider", "bird"]
 DistinctMode = Literal["keep", "strip"]
-_FENCE_RE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n?(.*?)\n?```$", re.DOTALL)
+_FENCE_RE = re.compile(r"^```(?:[A-Za-z0-9_+-]*[ \t]*\n|(?i:sql|sqlite)[ \t]+)?(.*?)\n?```$", re.DOTALL)
+"""A fence's info string is a word on the fence line (``sql``, ``SQLite``, ...) or ``sql``/``sqlite`` before the
+query on one line: ```` ```SELECT 1``` ```` keeps its ``SELECT``."""
 
 
 def extract_sql(answer: str | None) -> str:
-    """The query inside a final answer: white space trimmed, and a surrounding Markdown code fence removed."""
+    """The query inside a final answer: white space trimmed, a surrounding Markdown code fence removed, and the
+    semicolons that end it dropped (``SELECT 1;;`` is one statement followed by empty ones, which SQLite's driver
+    would refuse as a second statement). A semicolon followed by anything else stays, so a second statement is
+    still refused."""
     if not answer:
         return ""
     text = str(answer).strip()
     fenced = _FENCE_RE.match(text)
-    return fenced.group(1).strip() if fenced else text
+    text = fenced.group(1).strip() if fenced else text
+    return text.rstrip("; \t\r\n\f\v")  # linear, where a regular expression could backtrack on long runs of spaces
 
 
 def _parts(match: float, executed: float, given: float) -> dict[str, float]:

@@ -137,6 +137,36 @@ def test_extract_sql_unwraps_a_code_fence():
     assert extract_sql(None) == ""
 
 
+@pytest.mark.parametrize("answer,query", [
+    ("```SELECT count(*) FROM books```", "SELECT count(*) FROM books"),  # no info string: SELECT is the query
+    ("```sql SELECT 1```", "SELECT 1"),
+    ("```SQLite\nSELECT 1\n```", "SELECT 1"),
+    ("SELECT 1;;", "SELECT 1"),
+    ("```sql\nSELECT 1; ;\n```", "SELECT 1"),
+    ("SELECT 1; SELECT 2;", "SELECT 1; SELECT 2"),  # a second statement stays, to be refused
+    ("SELECT 1; -- done", "SELECT 1; -- done"),
+])
+def test_extract_sql_keeps_the_whole_query_and_drops_empty_trailing_statements(answer, query):
+    assert extract_sql(answer) == query
+
+
+@pytest.mark.parametrize("predicted", [
+    "```SELECT count(*) FROM books```",
+    "SELECT count(*) FROM books;;",
+    "SELECT count(*) FROM books ; ;\n",
+])
+def test_correct_queries_in_odd_but_harmless_wrappings_score_one(reward, predicted):
+    result = verify(reward, "SELECT count(*) FROM books", predicted)
+    assert result.value == 1.0, result
+
+
+def test_extract_sql_is_linear_on_long_runs_of_spaces_and_semicolons():
+    import time
+    started = time.perf_counter()
+    assert extract_sql("SELECT" + " " * 200_000 + "1" + "; " * 100_000) == "SELECT" + " " * 200_000 + "1"
+    assert time.perf_counter() - started < 1.0
+
+
 def test_settings_are_checked():
     with pytest.raises(ValueError, match="comparison"):
         SqlExecutionReward(SAMPLE_DB_DIR, comparison="exact")
