@@ -175,3 +175,12 @@ async def test_over_stdio_subprocess():
     assert tables.startswith("Database school has 3 tables:")
     assert rows.splitlines()[:3] == ["name", "Ada Tully", "Bram Strake"] and "first 2 of 2+ rows" in rows
     assert refused.is_error and "DELETE" in text(refused)
+
+
+async def test_semicolons_that_end_a_query_are_accepted_and_a_second_statement_is_not():
+    async with Client(sample_server()) as client:
+        ended = text(await client.call_tool("run_query", {"db_id": "bookshop",
+                                                          "sql": "SELECT count(*) FROM books ;; \n"}))
+        assert "(1 row)" in ended
+        second = await client.call_tool("run_query", {"db_id": "bookshop", "sql": "SELECT 1; SELECT 2;"})
+        assert second.is_error and "one statement" in text(second)

@@ -107,7 +107,11 @@ class SqlService:
                            max_chars=self.limits.max_chars)
 
     async def run_query(self, db_id: str, sql: str) -> str:
+        """The query's rows as a text table. Semicolons that only end the query (``SELECT 1;;``) are dropped, as
+        the reward drops them from the final answer; a second statement is refused."""
         self._database(db_id)
+        if isinstance(sql, str):
+            sql = sql.rstrip("; \t\r\n\f\v")
         try:
             return await self.catalog.run(self._query_text, db_id, sql)
         except QueryError as exc:
