@@ -91,7 +91,14 @@ async def lease_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None,
 
     A new env is built in a worker thread: loading a large dataset must not stall the caller's other episodes."""
     pool = pool or SHARED_POOL
-    env = await asyncio.to_thread(pool.take, env_id, env_kwargs)
+    taking = asyncio.ensure_future(asyncio.to_thread(pool.take, env_id, env_kwargs))
+    try:
+        env = await asyncio.shield(taking)
+    except asyncio.CancelledError:
+        # the thread goes on and takes (or builds) an env no one will use: back to the pool with it
+        taking.add_done_callback(lambda done: done.cancelled() or done.exception() is not None
+                                 or pool.give_back(done.result(), env_id, env_kwargs))
+        raise
     try:
         yield env
     finally:

@@ -26,6 +26,10 @@ class Generation:
 
     token_ids: Sequence[int]
     logprobs: Sequence[float] | None = None
+    finish_reason: str | None = None
+    """``"length"`` when the engine stopped at ``max_new_tokens``, ``"stop"`` when the response ended; ``None``
+    (unknown, e.g. verl, which reports both as ``"completed"``): a generation that fills what was left of the budget
+    without ending on a special token (``<|im_end|>``) is taken as cut."""
 
 
 GenerateFn = Callable[[list[int], int], Awaitable[Generation]]
@@ -84,9 +88,11 @@ async def run_episode(env: ToolEnv, tokenizer: Any, generate: GenerateFn, *,
     timings = {"generate_s": 0.0, "env_s": 0.0, "tokenize_s": 0.0}
     tool_calls = 0
 
+    end_ids = set(getattr(tokenizer, "all_special_ids", None) or ())
     while True:
         started = time.perf_counter()
-        generation = await generate(episode.all_ids, episode.remaining)
+        budget = episode.remaining
+        generation = await generate(episode.all_ids, budget)
         timings["generate_s"] += time.perf_counter() - started
 
         started = time.perf_counter()
@@ -98,7 +104,8 @@ async def run_episode(env: ToolEnv, tokenizer: Any, generate: GenerateFn, *,
         turns += 1
 
         started = time.perf_counter()
-        if len(kept) < len(ids):
+        if _was_cut(generation, ids, kept, budget, end_ids):
+            episode.was_cut = True
             obs, step_reward, terminated, truncated, final_info = await env.atruncate("response_length", text)
         else:
             obs, step_reward, terminated, truncated, final_info = await env.astep(text)
@@ -130,3 +137,12 @@ async def run_episode(env: ToolEnv, tokenizer: Any, generate: GenerateFn, *,
         prompt=prompt,
         transcript="".join(pieces), metrics=metrics, task=dict(info.get("task") or {}),
     )
+
+
+def _was_cut(generation: Generation, ids: list[int], kept: list[int], budget: int, end_ids: set[int]) -> bool:
+    """Whether the response was cut by the token budget (the engine's ``max_tokens`` or the driver's own cut)."""
+    if len(kept) < len(ids) or generation.finish_reason == "length":
+        return True
+    if generation.finish_reason is not None:
+        return False
+    return len(ids) >= budget and not (ids and ids[-1] in end_ids)

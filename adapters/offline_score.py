@@ -22,12 +22,10 @@ block, and the header as it reads when special tokens were skipped in decoding (
 
 
 def last_model_turn(response: str) -> str:
-    """The text after the last turn marker the env wrote (the whole ``response`` when there is none)."""
-    for marker in LAST_TURN_MARKERS:
-        cut = response.rfind(marker)
-        if cut >= 0:
-            return response[cut + len(marker):]
-    return response
+    """The text after the latest turn marker the env wrote (the whole ``response`` when there is none)."""
+    end = max((response.rfind(marker) + len(marker) for marker in LAST_TURN_MARKERS if marker in response),
+              default=0)
+    return response[end:]
 
 
 async def ascore_response(env: ToolEnv, task: Mapping[str, Any], response: str) -> Reward:

@@ -54,9 +54,11 @@ class TokenEpisode:
         return sum(self.response_mask)
 
     def add_model_tokens(self, ids: Sequence[int], logprobs: Sequence[float] | None = None) -> list[int]:
-        """Append the model's tokens as generated (mask 1); return those that fit the budget."""
+        """Append the model's tokens as generated (mask 1); return those that fit the budget. Log-probabilities
+        that do not come one per id (an engine bug) are dropped like missing ones: one sample's bad output must
+        not fail a trainer's whole batch, and ``logprobs_complete`` tells."""
         if logprobs is not None and len(logprobs) != len(ids):
-            raise ValueError(f"{len(ids)} token ids but {len(logprobs)} log-probabilities")
+            logprobs = None
         kept = list(ids[: max(self.remaining, 0)])
         if len(kept) < len(ids):
             self.was_cut = True

@@ -69,6 +69,18 @@ def clip_text(text: str, limit: int, what: str) -> str:
     return text[:keep] + note[: limit - keep]
 
 
+def without_lone_surrogates(text: str) -> str:
+    """``text`` with unpaired UTF-16 surrogates (a tool's JSON may carry ``"\\ud800"``) replaced by U+FFFD: they
+    have no UTF-8 form, so no tokenizer takes them and a trainer could not tokenise the observation."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 class ToolEnv(gym.Env[str, str]):
     """A text, multi-turn, tool-using environment. Subclasses implement the four family hooks at the bottom."""
 
@@ -305,9 +317,10 @@ class ToolEnv(gym.Env[str, str]):
             raise TypeError(f"an action is the model's response text (str), got {type(action).__name__}")
 
     def _clip_result(self, result: ToolResult) -> ToolResult:
-        if len(result.text) <= self.max_tool_response_chars:
+        text = without_lone_surrogates(result.text)
+        if len(text) <= self.max_tool_response_chars and text is result.text:
             return result
-        text = clip_text(result.text, self.max_tool_response_chars, "tool response")
+        text = clip_text(text, self.max_tool_response_chars, "tool response")
         return ToolResult(result.name, text, result.is_error, result.latency_s, result.server, result.call_id)
 
     def _record(self, turn: int, action: str, obs: str, new_messages: list[dict[str, Any]]) -> None:

@@ -174,3 +174,145 @@ def test_a_long_prompt_is_cut_from_the_left(qwen3_tokenizer):
 def test_the_prompt_follows_the_env_thinking_mode(qwen3_tokenizer):
     result, *_ = play(qwen3_tokenizer, ["<answer>x</answer><|im_end|>"], enable_thinking=False)
     assert result.prompt.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
+
+
+def engine_like(tokenizer, responses: list[str], finish_reason: bool = False):
+    """A generate function that stops at ``max_new_tokens`` as vLLM does (verl reports no finish reason)."""
+    queue = list(responses)
+
+    async def generate(ids: list[int], max_new_tokens: int) -> Generation:
+        tokens = tokenizer.encode(queue.pop(0) if queue else "<answer>x</answer><|im_end|>", add_special_tokens=False)
+        cut = tokens[:max_new_tokens]
+        reason = ("length" if len(cut) < len(tokens) else "stop") if finish_reason else None
+        generation = Generation(cut, [-0.25] * len(cut))
+        generation.finish_reason = reason
+        return generation
+    return generate
+
+
+def play_engine(tokenizer, responses, budget, finish_reason=False):
+    async def go():
+        with POOL.lease(ENV_ID) as env:
+            task = env.task_to_dict(env.tasks[0])
+            generate = engine_like(tokenizer, [r.replace("{answer}", task["golden_answers"][0]) for r in responses],
+                                   finish_reason)
+            result = await run_episode(env, tokenizer, generate, task=task, max_response_tokens=budget)
+            return result, env.messages
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("finish_reason", [False, True])
+def test_a_generation_stopped_at_max_tokens_by_the_engine_is_not_run(qwen3_tokenizer, finish_reason):
+    tok = qwen3_tokenizer
+    call = f"{tool_call('Mount Arvel')}<|im_end|>"
+    n_call = len(tok.encode(call, add_special_tokens=False))
+    # the engine stops one token short of <|im_end|>: the tool call is complete but the response was cut
+    result, _ = play_engine(tok, [call], budget=n_call - 1, finish_reason=finish_reason)
+    assert (result.stop_reason, result.truncated, result.metrics["tool_calls"]) == ("response_length", True, 0.0)
+    assert len(result.response_ids) == n_call - 1 and all(result.response_mask)
+
+    answer = "<answer>{answer}</answer><|im_end|>"
+    n_answer = len(tok.encode(answer.format(answer="x"), add_special_tokens=False))
+    result, _ = play_engine(tok, [answer.replace("{answer}", "x")], budget=n_answer - 1, finish_reason=finish_reason)
+    assert (result.stop_reason, result.terminated, result.reward) == ("response_length", False, 0.0)
+
+
+def test_a_finished_generation_that_exactly_fills_the_budget_is_run(qwen3_tokenizer):
+    tok = qwen3_tokenizer
+    result, _ = play_engine(tok, ["<answer>{answer}</answer><|im_end|>"], budget=4096)
+    n_answer = len(result.response_ids)
+    result, _ = play_engine(tok, ["<answer>{answer}</answer><|im_end|>"], budget=n_answer)
+    assert (result.stop_reason, result.terminated, result.reward) == ("answer", True, 1.0)
+    call = f"{tool_call('Mount Arvel')}<|im_end|>"
+    n_call = len(tok.encode(call, add_special_tokens=False))
+    result, _ = play_engine(tok, [call], budget=n_call)
+    assert (result.stop_reason, result.metrics["tool_calls"], len(result.response_ids)) == ("response_length", 1.0,
+                                                                                           n_call)
+
+
+def test_an_empty_generation_ends_through_the_env(small_tokenizer):
+    async def go():
+        with POOL.lease(ENV_ID, {"max_turns": 3}) as env:
+            async def generate(ids, max_new_tokens):
+                return Generation([], [])
+            return await run_episode(env, small_tokenizer, generate, max_response_tokens=4096, seed=0)
+    result = asyncio.run(go())
+    assert (result.num_turns, result.stop_reason, result.truncated) == (3, "max_turns", True)
+    assert result.response_mask and not any(result.response_mask)
+
+
+def test_a_lease_cancelled_while_the_env_is_being_built_gives_the_env_back():
+    import threading
+
+    from adapters.env_pool import lease_env
+
+    built = threading.Event()
+    release = threading.Event()
+
+    class SlowPool(EnvPool):
+        def take(self, env_id, env_kwargs=None):
+            release.wait(10)
+            env = super().take(env_id, env_kwargs)
+            built.set()
+            return env
+
+    pool = SlowPool()
+
+    async def go():
+        async def lease():
+            async with lease_env(ENV_ID, pool=pool):
+                raise AssertionError("the lease was cancelled before the env came")
+        task = asyncio.create_task(lease())
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        release.set()
+        for _ in range(200):
+            if pool.idle_count():
+                break
+            await asyncio.sleep(0.05)
+    asyncio.run(go())
+    assert built.is_set() and pool.idle_count() == 1
+    pool.close()
+
+
+def test_an_episode_cancelled_mid_step_leaves_a_clean_env_for_the_next_lease(qwen3_tokenizer):
+    from adapters.env_pool import lease_env
+
+    pool = EnvPool()
+    stuck = asyncio.Event
+
+    async def go():
+        hang = stuck()
+
+        async def generate(ids, max_new_tokens):
+            if len(ids) > generate.first:
+                await hang.wait()
+            generate.first = len(ids)
+            tokens = qwen3_tokenizer.encode(f"{tool_call('Mount Arvel')}<|im_end|>", add_special_tokens=False)
+            return Generation(tokens, [-0.25] * len(tokens))
+        generate.first = 1 << 30
+
+        async def episode():
+            async with lease_env(ENV_ID, pool=pool) as env:
+                generate.first = 0
+                await run_episode(env, qwen3_tokenizer, generate, max_response_tokens=4096, seed=0)
+        task = asyncio.create_task(episode())
+        for _ in range(200):
+            await asyncio.sleep(0.02)
+            if generate.first:
+                break
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert pool.idle_count() == 1
+        async with lease_env(ENV_ID, pool=pool) as env:
+            assert env.done
+            again = scripted(qwen3_tokenizer, ["<answer>x</answer><|im_end|>"])
+            result = await run_episode(env, qwen3_tokenizer, again,
+                                       max_response_tokens=4096, seed=0)
+            assert (result.num_turns, result.stop_reason, env.turn) == (1, "answer", 1)
+            assert env.transcript.endswith(result.transcript) and len(env.messages) == 2
+    asyncio.run(go())
+    pool.close()

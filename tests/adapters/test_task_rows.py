@@ -86,3 +86,10 @@ def test_offline_score_on_a_response_decoded_without_special_tokens(qwen3_tokeni
     assert "<|im_start|>" not in skipped
     assert score_response(ENV_ID, row.task, skipped).value == 1.0
     assert score_response(ENV_ID, row.task, skipped.replace(gold, "wrong")).value == 0.0
+
+
+def test_the_latest_marker_starts_the_last_turn():
+    response = ("<|im_start|>assistant\nfirst <search>q</search>\n\n<information>Doc</information>\n\n"
+                "<answer>last</answer>")
+    assert last_model_turn(response) == "\n\n<answer>last</answer>"
+    assert last_model_turn("no markers <answer>a</answer>") == "no markers <answer>a</answer>"

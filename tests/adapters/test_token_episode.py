@@ -75,8 +75,7 @@ def test_missing_logprobs_are_flagged(small_tokenizer):
     assert not episode.logprobs_complete and episode.response_logprobs == [0.0, 0.0]
 
 
-def test_mismatched_logprobs_are_refused(small_tokenizer):
-    import pytest
-
-    with pytest.raises(ValueError, match="log-probabilities"):
-        TokenEpisode(small_tokenizer, [], 10).add_model_tokens([1, 2], [-0.1])
+def test_mismatched_logprobs_are_dropped_and_flagged(small_tokenizer):
+    episode = TokenEpisode(small_tokenizer, [], 10)
+    assert episode.add_model_tokens([1, 2], [-0.1]) == [1, 2]
+    assert episode.response_logprobs == [0.0, 0.0] and not episode.logprobs_complete

@@ -147,3 +147,21 @@ def test_an_internal_failure_ends_one_episode_not_the_batch(monkeypatch):
         assert "neither a tool call" in results[0].observation and "neither a tool call" in results[2].observation
     finally:
         batch.close()
+
+
+def test_lone_surrogates_in_tool_output_become_replacement_characters():
+    import json
+
+    from rlfactory_envs.kernel.env import without_lone_surrogates
+    from rlfactory_envs.kernel.tool_call import ToolResult
+
+    lone = json.loads('"a\\ud800b \\ud83d\\ude00 c\\udfff"')  # what a tool's JSON can carry
+    clean = without_lone_surrogates(lone)
+    assert clean == "a\ufffdb \U0001F600 c\ufffd" and clean.encode("utf-8")
+    assert without_lone_surrogates("plain é") == "plain é"
+    env = gym.make("rlf/Search-NQ-v0").unwrapped
+    try:
+        clipped = env._clip_result(ToolResult("search", lone, False, 0.0, "search", 0))
+        assert clipped.text == clean and clipped.name == "search"
+    finally:
+        env.close()
