@@ -66,21 +66,25 @@ class TiktokenDeltaEncoder:
         return self.encoding.encode_ordinary(text)
 
 
-_ENCODERS: weakref.WeakKeyDictionary[Any, DeltaEncoder] = weakref.WeakKeyDictionary()
+_ENCODERS: weakref.WeakKeyDictionary[Any, tuple[int, DeltaEncoder]] = weakref.WeakKeyDictionary()
 
 
 def delta_encoder(tokenizer: Any, *, fast: bool = True) -> DeltaEncoder:
-    """The encoder for ``tokenizer`` (built once per tokenizer object): tiktoken where it is provably the same
-    tokenisation, else the tokenizer itself. ``fast=False`` forces the tokenizer."""
+    """The encoder for ``tokenizer`` (built once per tokenizer object and vocabulary size, so tokens added later
+    are seen): tiktoken where it is provably the same tokenisation, else the tokenizer itself. ``fast=False``
+    forces the tokenizer."""
     if not fast:
         return TokenizerDeltaEncoder(tokenizer)
+    size = len(tokenizer)
     try:
-        return _ENCODERS[tokenizer]
+        built_for, encoder = _ENCODERS[tokenizer]
+        if built_for == size:
+            return encoder
     except (KeyError, TypeError):
         pass
     encoder = tiktoken_encoder(tokenizer) or TokenizerDeltaEncoder(tokenizer)
     try:
-        _ENCODERS[tokenizer] = encoder
+        _ENCODERS[tokenizer] = (size, encoder)
     except TypeError:
         pass
     return encoder
@@ -101,7 +105,8 @@ def tiktoken_encoder(tokenizer: Any) -> TiktokenDeltaEncoder | None:
     if pattern is None or model.get("type") != "BPE" or not _ranks_follow_merges(model):
         return None
     added = {token["content"]: token["id"] for token in spec.get("added_tokens") or []
-             if not (token.get("lstrip") or token.get("rstrip") or token.get("single_word"))}
+             if not (token.get("lstrip") or token.get("rstrip") or token.get("single_word")
+                     or (nfc and token.get("normalized") and not token["content"].isascii()))}
     if len(added) != len(spec.get("added_tokens") or []):
         return None
     byte_of = _unicode_to_byte()
@@ -142,6 +147,8 @@ def _ranks_follow_merges(model: dict[str, Any]) -> bool:
     vocab, merges = model.get("vocab") or {}, model.get("merges") or []
     if model.get("dropout") or model.get("continuing_subword_prefix") or model.get("end_of_word_suffix"):
         return False
+    if not model.get("ignore_merges") and len(vocab) != 256 + len(merges):
+        return False  # a token no merge makes: tiktoken would emit it for a whole piece, Hugging Face never
     last = -1
     for merge in merges:
         left, right = merge.split(" ", 1) if isinstance(merge, str) else merge

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
+import transformers
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,3 +35,20 @@ def test_encoding_equals_the_tokenizer(tokenizer, text):
 def test_added_tokens_inside_composable_text_are_split_first(qwen3_tokenizer):
     text = "<|im_end|>\u0338 and <think>\u0301"  # NFC would merge '>' + U+0338 if applied before the split
     assert delta_encoder(qwen3_tokenizer).encode(text) == qwen3_tokenizer.encode(text, add_special_tokens=False)
+
+
+def test_tokens_added_later_are_seen(qwen3_tokenizer):
+    tokenizer = transformers.AutoTokenizer.from_pretrained(qwen3_tokenizer.name_or_path)
+    before = delta_encoder(tokenizer)
+    tokenizer.add_tokens(["<rlf_marker>"])
+    text = "a<rlf_marker>b"
+    assert delta_encoder(tokenizer) is not before
+    assert delta_encoder(tokenizer).encode(text) == tokenizer.encode(text, add_special_tokens=False)
+
+
+def test_a_vocabulary_entry_no_merge_makes_refuses_the_fast_path(qwen3_tokenizer):
+    from adapters.delta_encoder import _ranks_follow_merges
+
+    model = json.loads(qwen3_tokenizer.backend_tokenizer.to_str())["model"]
+    assert _ranks_follow_merges(model)
+    assert not _ranks_follow_merges({**model, "vocab": {**model["vocab"], "zzzzqqqq": len(model["vocab"])}})
