@@ -95,7 +95,9 @@ class RlfAgentLoop(AgentLoopBase):
                 num_preempted[0] = max(num_preempted[0], 0) + output.num_preempted
             _merge_generation_fields(generation_fields, output.extra_fields)
             logprobs = output.log_probs if want_logprobs and output.log_probs else None
-            return Generation(token_ids=output.token_ids, logprobs=logprobs)
+            # verl reports vLLM's "stop" and "length" both as "completed"; its resuming client says "length"
+            finish_reason = "length" if output.stop_reason == "length" else None
+            return Generation(token_ids=output.token_ids, logprobs=logprobs, finish_reason=finish_reason)
 
         async with lease_env(spec.env_id, spec.env_kwargs) as env:
             result = await run_episode(env, self.tokenizer, generate, task=spec.task,

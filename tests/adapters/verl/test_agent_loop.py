@@ -284,3 +284,25 @@ def test_thinking_off_in_the_env_renders_the_prompt_without_thinking_whatever_th
         assert worker.tokenizer.decode(prompt_ids, skip_special_tokens=False) == prompt
         assert worker.tokenizer.decode(response_ids, skip_special_tokens=False) == transcript
         assert reward == 1.0 == output.batch["rm_scores"][i].sum().item()
+
+
+class ClampingServer(ScriptedServer):
+    """A server that stops every generation after 12 tokens and says "length" (as verl's resuming client does when
+    ``max_model_len`` clamps ``max_tokens`` below what the loop asked for)."""
+
+    async def generate(self, request_id, *, prompt_ids, sampling_params, **kwargs):
+        output = await super().generate(request_id, prompt_ids=prompt_ids,
+                                        sampling_params={**sampling_params, "max_tokens": 12}, **kwargs)
+        output.stop_reason = "length"
+        return output
+
+
+def test_a_generation_the_server_stopped_for_length_is_recorded_not_run(model_dir, parquet, tasks):
+    worker = agent_loop_worker(model_dir, server=None, response_length=1024)
+    worker.llm_client = ClampingServer(worker.tokenizer, scripts_for(tasks))
+    output = asyncio.run(worker.generate_sequences(dataset_batch(parquet, worker)))
+    for i in range(len(output)):
+        _, response_ids, mask, _ = valid_ids(output, i)
+        assert len(response_ids) == 12 and mask == [1] * 12
+        assert output.non_tensor_batch["rlf_stop_reason"][i] == "response_length"
+        assert output.non_tensor_batch["rlf_metrics"][i]["tool_calls"] == 0.0
