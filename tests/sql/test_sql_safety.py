@@ -217,16 +217,31 @@ def test_guarded_functions_keep_sqlite_semantics(writable_copy):
 
 
 def test_the_byte_limit_holds_while_fetching(writable_copy):
-    """Rows were fetched 256 at a time before the byte limit was checked: 256 rows of 15 MB blobs."""
+    """Rows were fetched 256 at a time before the byte limit was checked: 256 rows of large blobs."""
     db = ReadOnlyDatabase(writable_copy)
     sql = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 300) "
-           "SELECT zeroblob(4000000) FROM c")
+           "SELECT zeroblob(1000000) FROM c")
     tracemalloc.start()
     try:
-        result = db.execute(sql, QueryLimits(timeout_s=5.0, max_bytes=20_000_000))
+        result = db.execute(sql, QueryLimits(timeout_s=5.0, max_bytes=5_000_000))
         peak = tracemalloc.get_traced_memory()[1]
         assert result.truncated and len(result.rows) == 5
-        assert peak < 60_000_000, f"{peak:,} bytes held for a 20 MB limit"
+        assert peak < 15_000_000, f"{peak:,} bytes held for a 5 MB limit"
     finally:
         tracemalloc.stop()
+        db.close()
+
+
+def test_one_row_is_bounded_by_the_value_and_column_caps(writable_copy):
+    """60 columns of 15 MB blobs made one 900 MB row before values were capped at 1 MB and results at 512
+    columns."""
+    db = ReadOnlyDatabase(writable_copy)
+    try:
+        with pytest.raises(QueryError, match="too big"):
+            db.execute("SELECT zeroblob(1000001)")
+        wide = "SELECT " + ", ".join(f"{i} AS c{i}" for i in range(600))
+        with pytest.raises(QueryError, match="too many columns"):
+            db.execute(wide)
+        assert len(db.execute("SELECT " + ", ".join(str(i) for i in range(200))).columns) == 200
+    finally:
         db.close()

@@ -6,7 +6,8 @@ Every connection of a ``ReadOnlyDatabase``:
 - has an authorizer that allows reads, SELECT, functions (not ``load_extension``), recursive CTEs and the
   schema pragmas the server uses itself (``table_info``, ``foreign_key_list``, ...), and denies everything else:
   writes, ATTACH, transactions, pragma writes, temp tables;
-- may attach no database (``SQLITE_LIMIT_ATTACHED = 0``), caps the length of one value and of the SQL text;
+- may attach no database (``SQLITE_LIMIT_ATTACHED = 0``), caps the length of one value (``MAX_VALUE_BYTES``),
+  the columns of a result (``MAX_COLUMNS``, so one row holds at most 512 MB) and the length of the SQL text;
 - checks a deadline from a progress handler every ``PROGRESS_OPCODES`` virtual-machine steps, so a cartesian join
   or an endless recursive CTE stops in time; rows are fetched one at a time, the deadline and the byte limit checked
   after each, so neither is overshot by more than one row;
@@ -44,7 +45,8 @@ __all__ = ["QueryError", "QueryFailed", "QueryLimits", "QueryRefused", "QueryRes
            "ReadOnlyDatabase", "ResultTooLarge"]
 
 PROGRESS_OPCODES = 20_000  # ~0.1-1 ms of work between deadline checks
-MAX_VALUE_BYTES = 16_000_000
+MAX_VALUE_BYTES = 1_000_000  # Spider/BIRD values are far shorter; one row holds at most MAX_COLUMNS of them
+MAX_COLUMNS = 512  # in a result, a table or an index (BIRD's widest table has 115 columns)
 _INTERNAL_PRAGMAS = frozenset({"table_info", "table_xinfo", "foreign_key_list", "index_list", "index_info",
                                "index_xinfo"})
 _FORBIDDEN_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
@@ -259,6 +261,7 @@ class ReadOnlyDatabase:
             conn.execute("PRAGMA query_only = ON")
             conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
             conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+            conn.setlimit(sqlite3.SQLITE_LIMIT_COLUMN, MAX_COLUMNS)
             conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_CHARS * 4)
             conn.text_factory = _decode_text
             conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, MAX_LIKE_PATTERN)
