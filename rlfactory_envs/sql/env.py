@@ -71,15 +71,18 @@ def _cached_tasks(path: str | None, mtime_ns: int, size: int, db_dir: str | None
 
 
 @functools.lru_cache(maxsize=8)
-def shared_reward(db_dir: str, comparison: str, distinct: str, timeout_s: float) -> SqlExecutionReward:
+def shared_reward(db_dir: str, comparison: str, distinct: str, timeout_s: float,
+                  empty_gold: str = "match") -> SqlExecutionReward:
     """One reward model (worker threads, connection pools, gold cache) per settings, shared by every env."""
-    return SqlExecutionReward(db_dir, comparison=comparison, distinct=distinct, timeout_s=timeout_s)  # type: ignore[arg-type]
+    return SqlExecutionReward(db_dir, comparison=comparison, distinct=distinct, timeout_s=timeout_s,  # type: ignore[arg-type]
+                              empty_gold=empty_gold)  # type: ignore[arg-type]
 
 
 class SqlEnv(ToolEnv):
     """NL2SQL with database tools. ``dataset="spider"`` (Spider's comparison and prompt) or ``"bird"`` (BIRD's set
     comparison, the evidence in the prompt). ``distinct``: ``"keep"`` (default) or ``"strip"`` (the official Spider
-    evaluator's default). ``query_timeout_s`` bounds every query, the tools' and the reward's."""
+    evaluator's default). ``empty_gold``: ``"match"`` (default) or ``"unscored"`` (tasks whose gold result is empty
+    score 0.0; see ``SqlExecutionReward``). ``query_timeout_s`` bounds every query, the tools' and the reward's."""
 
     def __init__(
         self,
@@ -91,6 +94,7 @@ class SqlEnv(ToolEnv):
         transport: Literal["inprocess", "stdio"] = "inprocess",
         distinct: Literal["keep", "strip"] = "keep",
         comparison: Literal["spider", "bird"] | None = None,
+        empty_gold: Literal["match", "unscored"] = "match",
         query_timeout_s: float = 5.0,
         enable_thinking: bool = True,
         max_turns: int = 6,
@@ -113,7 +117,7 @@ class SqlEnv(ToolEnv):
         tasks = shared_tasks(data_path, db_dir, dataset)
         if tool_servers is None:
             tool_servers = sql_server_config(db_dir, transport=transport, timeout_s=query_timeout_s)
-        reward = shared_reward(db_dir, comparison or dataset, distinct, float(query_timeout_s))
+        reward = shared_reward(db_dir, comparison or dataset, distinct, float(query_timeout_s), empty_gold)
         super().__init__(tasks=tasks, tool_servers=tool_servers, parser=HermesToolCallParser(max_tool_calls),
                          chat_format=Qwen3ChatFormat(enable_thinking=enable_thinking), reward_model=reward,
                          max_turns=max_turns, **env_kwargs)

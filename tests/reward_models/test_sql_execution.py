@@ -172,3 +172,26 @@ def test_settings_are_checked():
         SqlExecutionReward(SAMPLE_DB_DIR, comparison="exact")
     with pytest.raises(ValueError, match="distinct"):
         SqlExecutionReward(SAMPLE_DB_DIR, distinct="sometimes")
+
+
+def test_empty_gold_results_can_be_left_unscored():
+    gold = "SELECT name FROM authors WHERE birth_year > 3000"
+    unscored = SqlExecutionReward(SAMPLE_DB_DIR, empty_gold="unscored")
+    try:
+        verdict = verify(unscored, gold, gold)
+        assert verdict.value == 0.0 and "empty" in verdict.reason and verdict.parts["executed"] == 1.0
+        assert verify(unscored, "SELECT count(*) FROM books", "SELECT 24").value == 1.0
+    finally:
+        unscored.close()
+    with pytest.raises(ValueError, match="empty_gold"):
+        SqlExecutionReward(SAMPLE_DB_DIR, empty_gold="skip")
+
+
+def test_the_env_passes_empty_gold_to_its_reward():
+    import gymnasium as gym
+
+    env = gym.make("rlf/NL2SQL-Spider-v0", empty_gold="unscored").unwrapped
+    try:
+        assert env.reward_model.empty_gold == "unscored"
+    finally:
+        env.close()
