@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from adapters.delta_encoder import delta_encoder
-
 
 def template_kwargs_for(env: Any) -> dict[str, Any]:
     """The chat-template kwargs that make the prompt agree with the env's observations: Qwen3 with
@@ -27,9 +25,3 @@ def prompt_text(tokenizer: Any, messages: Sequence[Mapping[str, Any]], tools: Se
     return tokenizer.apply_chat_template(list(messages), tools=list(tools) if tools else None,
                                          add_generation_prompt=True, tokenize=False, **template_kwargs)
 
-
-def prompt_token_ids(tokenizer: Any, messages: Sequence[Mapping[str, Any]],
-                     tools: Sequence[Mapping[str, Any]] | None, **template_kwargs: Any) -> list[int]:
-    """The ids of ``prompt_text(...)``: the rendered text tokenised without added special tokens, which is what
-    ``apply_chat_template(..., tokenize=True)`` does (the template writes its own BOS and markers)."""
-    return delta_encoder(tokenizer).encode(prompt_text(tokenizer, messages, tools, **template_kwargs))

@@ -3,8 +3,8 @@
 The agent loops return the env's own reward; this is for trainers that only keep the decoded response and call a
 ``compute_score`` afterwards. The answer is taken from the last model turn of the response (after the last
 assistant header, also when decoded without special tokens, or after the last ``</information>`` block for
-Search-R1's format), parsed by the env's own
-parser and scored by the env's own reward model, so both paths give the same reward for the same answer.
+Search-R1's format), parsed by the env's own parser and scored by the env's own reward model, so both paths give
+the same reward for the same answer.
 """
 
 from __future__ import annotations

@@ -43,8 +43,7 @@ def task_rows(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *, limit
               start: int = 0) -> Iterator[TaskRow]:
     """The env's tasks in dataset order from ``start`` (at most ``limit``), each reset once for its prompt."""
     kwargs = dict(env_kwargs or {})
-    pool = EnvPool(max_idle_per_key=1)
-    env = pool.take(env_id, kwargs)
+    env = EnvPool().take(env_id, kwargs)  # built and checked as the adapters build theirs; closed, not pooled
     try:
         stop = len(env.tasks) if limit is None else min(len(env.tasks), start + limit)
         for index in range(start, stop):

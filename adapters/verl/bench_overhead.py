@@ -12,6 +12,7 @@ searches with topk=20, so an observation holds about 4k tokens. Prints a table a
 - loop instantiation per episode: verl builds a new loop object per sample (``hydra.utils.instantiate``, with
   ``AgentLoopBase.__init__``'s token builder), not counted in the rows above;
 - env step: ``env.astep`` (parse, in-process MCP search, observation text), per turn;
+- scripted generate call per turn: the instant server's answer as the loop awaits it (no model).
 
 Needs verl (the .venv-verl of .ci/verl.sh) and a tokenizer (``--tokenizer``, default: the Qwen3 one in
 ../shared/data).
@@ -38,6 +39,8 @@ from adapters.delta_encoder import delta_encoder
 from adapters.overhead_episodes import ENV_ID, overhead_arguments, report, scripted_responses
 from adapters.task_rows import task_rows
 from adapters.verl import AGENT_LOOP_CONFIG_PATH
+from adapters.verl.agent_loop import count_env_turns
+
 
 class InstantServer:
     """verl's ``server_manager.generate`` answering at once with the next scripted response of the request."""
@@ -90,11 +93,10 @@ async def measure(tokenizer: Any, corpus: Path, episodes: int, turns: int, searc
     generate_s = sum(o.metrics.generate_sequences for o in outputs)
     env_s = sum(o.metrics.tool_calls for o in outputs)
     tokenize_s = sum(o.extra_fields["rlf_metrics"]["tokenize_s"] for o in outputs)
-    first = outputs[0]
-    observation_tokens = [len(run) for run in _zero_runs(first.response_mask)]
+    first_mask = outputs[0].response_mask
     return {
         "benchmark": "verl_adapter_overhead", "episodes": len(outputs), "turns": total_turns,
-        "observation_tokens_mean": sum(observation_tokens) / len(observation_tokens),
+        "observation_tokens_mean": first_mask.count(0) / count_env_turns(first_mask),
         "response_tokens": len(tokenizer.encode(responses[0], add_special_tokens=False)),
         "token_bookkeeping_ms_per_turn": tokenize_s * 1000 / total_turns,
         "adapter_ms_per_turn": (wall - generate_s - env_s) * 1000 / total_turns,
@@ -103,16 +105,6 @@ async def measure(tokenizer: Any, corpus: Path, episodes: int, turns: int, searc
         "loop_instantiation_ms_per_episode": instantiate_s * 1000 / len(outputs),
         "delta_encoder": type(delta_encoder(tokenizer)).__name__, "machine": platform.platform(),
     }
-
-
-def _zero_runs(mask: list[int]) -> list[list[int]]:
-    runs: list[list[int]] = []
-    for index, bit in enumerate(mask):
-        if bit == 0:
-            if index == 0 or mask[index - 1] != 0:
-                runs.append([])
-            runs[-1].append(bit)
-    return runs
 
 
 def main(argv: list[str] | None = None) -> int:

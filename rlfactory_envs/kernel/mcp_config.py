@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -113,3 +114,20 @@ def as_stdio(config: McpConfig, python: str) -> McpConfig:
         else:
             servers[name] = entry
     return McpConfig(mcpServers=servers)
+
+
+def bundled_server_config(name: str, module: str, args: Sequence[str], *,
+                          transport: Literal["inprocess", "stdio"] = "inprocess",
+                          tuning: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``mcpServers`` document for one of this project's servers: ``module`` with command line ``args``, named
+    ``name``, connected in-process (``"inprocess"``) or run as ``python -m module args`` over stdio with this
+    interpreter (``"stdio"``). ``tuning`` adds the entry's toolbox settings (``timeout_s``, ``batching``, ...);
+    ``ValueError`` for any other transport."""
+    if transport == "inprocess":
+        entry: dict[str, Any] = {"module": module, "args": list(args)}
+    elif transport == "stdio":
+        entry = {"command": sys.executable, "args": ["-m", module, *args]}
+    else:
+        raise ValueError("transport must be 'inprocess' or 'stdio' (give tool_servers= for an HTTP server)")
+    entry.update(tuning or {})
+    return {"mcpServers": {name: entry}}

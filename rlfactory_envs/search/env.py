@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from rlfactory_envs.kernel.chat_format import Qwen3ChatFormat, SearchR1Format
 from rlfactory_envs.kernel.env import ToolEnv
+from rlfactory_envs.kernel.mcp_config import bundled_server_config
 from rlfactory_envs.kernel.task_source import TaskSource
 from rlfactory_envs.kernel.parsers import DEFAULT_MAX_TOOL_CALLS, HermesToolCallParser, SearchR1Parser
 from rlfactory_envs.kernel.toolbox import ToolSpec
@@ -39,14 +39,7 @@ def search_server_config(corpus_path: str, *, transport: Literal["inprocess", "s
     args = ["--corpus", str(corpus_path), "--retriever", retriever, *server_args]
     if index_dir:
         args += ["--index-dir", str(index_dir)]
-    if transport == "inprocess":
-        entry: dict[str, Any] = {"module": "tool_servers.search", "args": args}
-    elif transport == "stdio":
-        entry = {"command": sys.executable, "args": ["-m", "tool_servers.search", *args]}
-    else:
-        raise ValueError("transport must be 'inprocess' or 'stdio' (give tool_servers= for an HTTP server)")
-    entry.update(tuning or {})
-    return {"mcpServers": {"search": entry}}
+    return bundled_server_config("search", "tool_servers.search", args, transport=transport, tuning=tuning)
 
 
 def shared_tasks(data_path: str | None) -> TaskSource[SearchTask]:

@@ -14,26 +14,25 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from rlfactory_envs.kernel.chat_format import Qwen3ChatFormat
 from rlfactory_envs.kernel.env import ToolEnv
+from rlfactory_envs.kernel.mcp_config import bundled_server_config
 from rlfactory_envs.kernel.parsers import DEFAULT_MAX_TOOL_CALLS, HermesToolCallParser
 from rlfactory_envs.kernel.task_source import TaskSource
 from rlfactory_envs.kernel.toolbox import ToolSpec
 from rlfactory_envs.sql.baseline import ExploreThenGuessPolicy
 from rlfactory_envs.sql.prompt import sql_prompt
 from rlfactory_envs.sql.task import SqlTask
-from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR, default_db_dir, load_sql_tasks, sample_tasks
-from reward_models.sql_execution import SqlExecutionReward
+from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR, Dataset, default_db_dir, load_sql_tasks, sample_tasks
+from reward_models.sql_execution import Comparison, DistinctMode, EmptyGold, SqlExecutionReward
 from tool_servers.sql.catalog import find_databases
 
 DATA_ENV_VAR = "RLF_SQL_DATA"
 DB_DIR_ENV_VAR = "RLF_SQL_DB_DIR"
-Dataset = Literal["spider", "bird"]
 
 
 def sql_server_config(db_dir: str, *, transport: Literal["inprocess", "stdio"] = "inprocess",
@@ -41,14 +40,7 @@ def sql_server_config(db_dir: str, *, transport: Literal["inprocess", "stdio"] =
                       tuning: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The ``mcpServers`` document for the bundled SQL server over ``db_dir`` (query deadline ``timeout_s``)."""
     args = ["--db-dir", str(db_dir), "--timeout-s", f"{timeout_s:g}", *server_args]
-    if transport == "inprocess":
-        entry: dict[str, Any] = {"module": "tool_servers.sql", "args": args}
-    elif transport == "stdio":
-        entry = {"command": sys.executable, "args": ["-m", "tool_servers.sql", *args]}
-    else:
-        raise ValueError("transport must be 'inprocess' or 'stdio' (give tool_servers= for an HTTP server)")
-    entry.update(tuning or {})
-    return {"mcpServers": {"sql": entry}}
+    return bundled_server_config("sql", "tool_servers.sql", args, transport=transport, tuning=tuning)
 
 
 def _file_key(path: str | None) -> tuple[str | None, int, int]:
@@ -71,11 +63,11 @@ def _cached_tasks(path: str | None, mtime_ns: int, size: int, db_dir: str | None
 
 
 @functools.lru_cache(maxsize=8)
-def shared_reward(db_dir: str, comparison: str, distinct: str, timeout_s: float,
-                  empty_gold: str = "match") -> SqlExecutionReward:
+def shared_reward(db_dir: str, comparison: Comparison, distinct: DistinctMode, timeout_s: float,
+                  empty_gold: EmptyGold = "match") -> SqlExecutionReward:
     """One reward model (worker threads, connection pools, gold cache) per settings, shared by every env."""
-    return SqlExecutionReward(db_dir, comparison=comparison, distinct=distinct, timeout_s=timeout_s,  # type: ignore[arg-type]
-                              empty_gold=empty_gold)  # type: ignore[arg-type]
+    return SqlExecutionReward(db_dir, comparison=comparison, distinct=distinct, timeout_s=timeout_s,
+                              empty_gold=empty_gold)
 
 
 class SqlEnv(ToolEnv):

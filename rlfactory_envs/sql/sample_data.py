@@ -197,6 +197,7 @@ def build_database(db_id: str, path: Path) -> None:
 
 
 def schemas() -> list[str]:
+    """The ``db_id`` of every sample database, sorted."""
     return sorted(BUILDERS)
 
 

@@ -25,7 +25,8 @@ from rlfactory_envs.kernel.task_source import TaskSource
 from rlfactory_envs.sql.task import SqlTask
 from tool_servers.sql.catalog import find_databases
 
-__all__ = ["SAMPLE_DB_DIR", "SAMPLE_NAME", "SAMPLE_QUESTIONS_PATH", "default_db_dir", "load_sql_tasks", "sample_tasks"]
+__all__ = ["SAMPLE_DB_DIR", "SAMPLE_NAME", "SAMPLE_QUESTIONS_PATH", "Dataset", "default_db_dir", "load_sql_tasks",
+           "sample_tasks"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +39,7 @@ SAMPLE_NAME = "rlf-sql-sample"
 _DB_DIR_NAMES = ("database", "dev_databases", "train_databases")
 
 Dataset = Literal["spider", "bird"]
+"""The benchmark a task set comes from: it names the set and is each task's ``data_source``."""
 
 
 def default_db_dir(data_path: str | os.PathLike[str]) -> Path:

@@ -44,6 +44,10 @@ async def test_an_answer_in_a_cut_response_is_not_scored(env):
     assert reward == 0.0
 
 
-def test_truncating_an_ended_episode_raises(env):
+async def test_truncating_before_reset_or_after_the_end_raises(env):
     with pytest.raises(EpisodeOver):
-        env.toolbox.run_blocking(env.atruncate("response_length"))
+        await env.atruncate("response_length")
+    await env.areset(seed=0)
+    await env.atruncate("response_length")
+    with pytest.raises(EpisodeOver):
+        await env.atruncate("response_length")

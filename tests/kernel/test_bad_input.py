@@ -150,8 +150,6 @@ def test_an_internal_failure_ends_one_episode_not_the_batch(monkeypatch):
 
 
 def test_lone_surrogates_in_tool_output_become_replacement_characters():
-    import json
-
     from rlfactory_envs.kernel.env import without_lone_surrogates
     from rlfactory_envs.kernel.tool_call import ToolResult
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from rlfactory_envs.kernel.mcp_config import as_stdio, load_mcp_config
+from rlfactory_envs.kernel.mcp_config import as_stdio, bundled_server_config, load_mcp_config
 from rlfactory_envs.kernel.mcp_session import TransportError
 from rlfactory_envs.kernel.server_client import ServerClient
 from rlfactory_envs.kernel.tool_call import ToolCall
@@ -137,6 +137,16 @@ def test_config_documents():
                          ({"mcpServers": {"s": {"url": "http://x", "timeout_s": -1}}}, "invalid")]:
         with pytest.raises(ValueError, match=message):
             load_mcp_config(bad)
+
+
+def test_bundled_server_config_in_process_or_over_stdio():
+    inprocess = bundled_server_config("s", "tool_servers.sleep", ["--x", "1"], tuning={"timeout_s": 2})
+    assert inprocess == {"mcpServers": {"s": {"module": "tool_servers.sleep", "args": ["--x", "1"], "timeout_s": 2}}}
+    stdio = load_mcp_config(bundled_server_config("s", "tool_servers.sleep", ["--x", "1"], transport="stdio"))
+    entry = stdio.servers["s"]
+    assert entry.command == sys.executable and entry.args == ["-m", "tool_servers.sleep", "--x", "1"]
+    with pytest.raises(ValueError, match="inprocess"):
+        bundled_server_config("s", "tool_servers.sleep", [], transport="http")
 
 
 @pytest.mark.integration

@@ -104,10 +104,11 @@ def _as_width(value: Any) -> int:
 
 
 def bounded_printf(fmt: Any, *args: Any) -> Any:
-    """SQLite's ``printf(FORMAT, ...)``, computed by SQLite itself, unless a width or precision (literal or ``*``)
-    exceeds ``MAX_PRINTF_WIDTH`` or all of them together exceed ``MAX_VALUE_BYTES``: then NULL. A format given
-    as a blob is read as text, as SQLite reads it. When the format has a ``*``, every argument counts as a
-    possible width (no guessing which argument SQLite takes)."""
+    """SQLite's ``printf(FORMAT, ...)``, computed by SQLite itself, unless the arguments' lengths add up to more
+    than ``MAX_VALUE_BYTES``, a width or precision (literal or ``*``) exceeds ``MAX_PRINTF_WIDTH``, or the widths
+    and precisions together exceed ``MAX_VALUE_BYTES``: then NULL. A format given as a blob is read as text, as
+    SQLite reads it. When the format has a ``*``, every argument counts as a possible width (no guessing which
+    argument SQLite takes)."""
     if sum(_work_size(arg) for arg in args) > MAX_VALUE_BYTES:
         return None  # a result over SQLite's length limit
     text = fmt.decode("utf-8", "replace") if isinstance(fmt, bytes) else fmt
