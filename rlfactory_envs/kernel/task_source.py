@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from typing import Generic, Protocol, TypeVar, overload
 
@@ -51,3 +52,12 @@ class TaskSource(Sequence[TaskT], Generic[TaskT]):
 
     def __repr__(self) -> str:
         return f"TaskSource(name={self.name!r}, n={len(self)}, path={self.path!r})"
+
+
+def file_version(path: str | None) -> tuple[str | None, int, int]:
+    """``(real path, mtime_ns, size)`` of ``path``, a cache key that changes when the file does; ``(None, 0, 0)``
+    for no file. Families key their process-wide task caches with it."""
+    if not path:
+        return None, 0, 0
+    stat = os.stat(path)
+    return os.path.realpath(path), stat.st_mtime_ns, stat.st_size

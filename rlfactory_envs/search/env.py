@@ -16,7 +16,7 @@ from typing import Any, Literal
 from rlfactory_envs.kernel.chat_format import Qwen3ChatFormat, SearchR1Format
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.mcp_config import bundled_server_config
-from rlfactory_envs.kernel.task_source import TaskSource
+from rlfactory_envs.kernel.task_source import TaskSource, file_version
 from rlfactory_envs.kernel.parsers import DEFAULT_MAX_TOOL_CALLS, HermesToolCallParser, SearchR1Parser
 from rlfactory_envs.kernel.toolbox import ToolSpec
 from rlfactory_envs.search.baseline import SearchThenTitlePolicy
@@ -45,10 +45,7 @@ def search_server_config(corpus_path: str, *, transport: Literal["inprocess", "s
 def shared_tasks(data_path: str | None) -> TaskSource[SearchTask]:
     """The tasks of ``data_path`` (the embedded sample for ``None``), loaded once per file version and shared by
     every env of the process: a batch of thousands of envs holds one copy of the dataset."""
-    if not data_path:
-        return _cached_tasks(None, 0, 0)
-    stat = os.stat(data_path)
-    return _cached_tasks(os.path.realpath(data_path), stat.st_mtime_ns, stat.st_size)
+    return _cached_tasks(*file_version(data_path))
 
 
 @functools.lru_cache(maxsize=8)

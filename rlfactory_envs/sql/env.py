@@ -22,7 +22,7 @@ from rlfactory_envs.kernel.chat_format import Qwen3ChatFormat
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.mcp_config import bundled_server_config
 from rlfactory_envs.kernel.parsers import DEFAULT_MAX_TOOL_CALLS, HermesToolCallParser
-from rlfactory_envs.kernel.task_source import TaskSource
+from rlfactory_envs.kernel.task_source import TaskSource, file_version
 from rlfactory_envs.kernel.toolbox import ToolSpec
 from rlfactory_envs.sql.baseline import ExploreThenGuessPolicy
 from rlfactory_envs.sql.prompt import sql_prompt
@@ -43,17 +43,10 @@ def sql_server_config(db_dir: str, *, transport: Literal["inprocess", "stdio"] =
     return bundled_server_config("sql", "tool_servers.sql", args, transport=transport, tuning=tuning)
 
 
-def _file_key(path: str | None) -> tuple[str | None, int, int]:
-    if not path:
-        return None, 0, 0
-    stat = os.stat(path)
-    return os.path.realpath(path), stat.st_mtime_ns, stat.st_size
-
-
 def shared_tasks(data_path: str | None, db_dir: str | None, dataset: Dataset) -> TaskSource[SqlTask]:
     """The tasks of ``data_path`` (the embedded sample for ``None``), loaded once per file version and shared by
     every env of the process."""
-    return _cached_tasks(*_file_key(data_path), str(Path(db_dir).resolve()) if db_dir else None, dataset)
+    return _cached_tasks(*file_version(data_path), str(Path(db_dir).resolve()) if db_dir else None, dataset)
 
 
 @functools.lru_cache(maxsize=8)
