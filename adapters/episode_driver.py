@@ -5,12 +5,16 @@ generate from the ids so far (model tokens, mask 1, with log-probabilities), dec
 text, append the observation's tokens (mask 0). It stops when the env terminates or truncates, or when the
 response budget is spent; a generation cut by the budget is handed to ``env.atruncate`` (recorded, not run) and
 the episode is scored as one without an answer.
+
+Formats without an end-of-turn token (Search-R1's ``<search>``/``<answer>`` tags) end a response on a stop
+string instead (``ChatFormat.stop_sequences``): the adapters ask the engine to stop there (``stop_sequences``,
+``merge_stops``), and a response that ends on one counts as finished, not cut.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +33,7 @@ class Generation:
     finish_reason: str | None = None
     """``"length"`` when the engine stopped at ``max_new_tokens``, ``"stop"`` when the response ended; ``None``
     (unknown, e.g. verl, which reports both as ``"completed"``): a generation that fills what was left of the budget
-    without ending on a special token (``<|im_end|>``) is taken as cut."""
+    without ending on a special token (``<|im_end|>``) or on one of the env's stop sequences is taken as cut."""
 
 
 GenerateFn = Callable[[list[int], int], Awaitable[Generation]]
@@ -89,6 +93,7 @@ async def run_episode(env: ToolEnv, tokenizer: Any, generate: GenerateFn, *,
     tool_calls = 0
 
     end_ids = set(getattr(tokenizer, "all_special_ids", None) or ())
+    stops = stop_sequences(env)
     while True:
         started = time.perf_counter()
         budget = episode.remaining
@@ -104,7 +109,7 @@ async def run_episode(env: ToolEnv, tokenizer: Any, generate: GenerateFn, *,
         turns += 1
 
         started = time.perf_counter()
-        if _was_cut(generation, ids, kept, budget, end_ids):
+        if _was_cut(generation, ids, kept, budget, end_ids, tokenizer, text, stops):
             episode.was_cut = True
             obs, step_reward, terminated, truncated, final_info = await env.atruncate("response_length", text)
         else:
@@ -139,10 +144,39 @@ async def run_episode(env: ToolEnv, tokenizer: Any, generate: GenerateFn, *,
     )
 
 
-def _was_cut(generation: Generation, ids: list[int], kept: list[int], budget: int, end_ids: set[int]) -> bool:
-    """Whether the response was cut by the token budget (the engine's ``max_tokens`` or the driver's own cut)."""
+def _was_cut(generation: Generation, ids: list[int], kept: list[int], budget: int, end_ids: set[int],
+             tokenizer: Any, text: str, stops: Sequence[str]) -> bool:
+    """Whether the response was cut by the token budget (the engine's ``max_tokens`` or the driver's own cut).
+    With no finish reason, a response that fills the budget is cut unless it ends on a special token or on one of
+    the env's stop strings (``text`` is the decoded ``ids``)."""
     if len(kept) < len(ids) or generation.finish_reason == "length":
         return True
     if generation.finish_reason is not None:
         return False
-    return len(ids) >= budget and not (ids and ids[-1] in end_ids)
+    if len(ids) < budget or (ids and ids[-1] in end_ids):
+        return False
+    return not ends_on_stop(tokenizer, ids, text, stops)
+
+
+def stop_sequences(env: Any) -> tuple[str, ...]:
+    """The env's stop strings (``env.chat_format.stop_sequences``; none for formats without the attribute)."""
+    return tuple(getattr(getattr(env, "chat_format", None), "stop_sequences", None) or ())
+
+
+def merge_stops(configured: str | Iterable[str] | None, stops: Iterable[str]) -> list[str]:
+    """A trainer's configured stop strings (``None``, one string or a list, as vLLM takes them) followed by the
+    env's ``stops`` that are not among them."""
+    merged = [configured] if isinstance(configured, str) else list(configured or ())
+    return merged + [stop for stop in stops if stop not in merged]
+
+
+def ends_on_stop(tokenizer: Any, ids: Sequence[int], text: str, stops: Sequence[str]) -> bool:
+    """Whether the last of ``ids`` (decoded: ``text``) completes one of ``stops``. An engine stopping on a stop
+    string keeps the whole token that completed it, so the text may run a few characters past the stop string
+    (Qwen's ``>\\n\\n`` is one token): the stop string must end inside the last token's text, not at the very end."""
+    if not stops or not ids:
+        return False
+    if any(text.endswith(stop) for stop in stops):
+        return True
+    head = len(tokenizer.decode(list(ids[:-1]), skip_special_tokens=False))
+    return any(text.find(stop, max(0, head - len(stop) + 1)) >= 0 for stop in stops)

@@ -16,6 +16,9 @@ on its own and appended (mask 0). This file supplies the agent:
 - The budget is OpenRLHF's ``max_length`` (``--data.max_len``, prompt and response together). A response cut by
   it is recorded by the env but not run (``env.atruncate``); when an observation will not fit, the episode is
   ended there. Either way the episode is scored as one without an answer and ``extra_logs["length_cut"]`` is 1.
+- An env whose chat format has stop sequences (rlf/Search-NQ-SearchR1-v0: ``</search>``, ``</answer>``) gets them
+  as vLLM stop strings, kept in the output, on a per-sample copy of the shared ``sampling_params``
+  (``ExactTextEngine``): the model stops right after its query instead of writing the ``<information>`` itself.
 - ``AgentExecutor`` binds each instance to its sample (tokenizer, budget, engine) and gives the env back to the
   pool when the sample ends, however it ends. The executor tokenises through ``DeltaTokenizer``: the same ids as
   the trainer's tokenizer, each observation tokenised once (tiktoken where provably equal).

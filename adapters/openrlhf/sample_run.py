@@ -2,8 +2,9 @@
 
 OpenRLHF builds the agent instance with no arguments; the adapter's executor binds each instance to a
 ``SampleRun`` holding the trainer's tokenizer, the sequence budget (``max_length``: prompt and response), the
-engine wrapper that remembers the last generation, the tokenizer wrapper the executor tokenises with (observation
-deltas counted once, for the budget check and the executor), and the env leased for the episode.
+engine wrapper that remembers the last generation (and asks for the env's stop strings), the tokenizer wrapper the
+executor tokenises with (observation deltas counted once, for the budget check and the executor), and the env
+leased for the episode.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from adapters.delta_encoder import delta_encoder
 from adapters.env_pool import EnvPool, lease_env
+from adapters.episode_driver import stop_sequences
 from adapters.openrlhf.delta_tokenizer import DeltaTokenizer
 from adapters.openrlhf.exact_text_engine import ExactTextEngine
 from rlfactory_envs.kernel.env import ToolEnv
@@ -37,6 +39,7 @@ class SampleRun:
         stack = contextlib.AsyncExitStack()
         self.env = await stack.enter_async_context(lease_env(env_id, env_kwargs, pool=self.pool))
         self._lease = stack
+        self.engine.stop_sequences = stop_sequences(self.env)
         return self.env
 
     async def release(self) -> None:

@@ -6,10 +6,12 @@ prompt is rendered once with the tokenizer's chat template (``data.apply_chat_te
 thinking mode taking precedence) and cut from the left at ``rollout.prompt_length`` as verl's own loops do; each
 turn is generated with ``server_manager.generate`` from the ids so far with ``max_tokens`` set to what is left of
 ``rollout.response_length``; the env's observation is tokenised as a delta (mask 0) after the model's own tokens
-(mask 1, with their log-probabilities). The episode stops on terminated/truncated or when the response budget is
-spent. The returned ``AgentLoopOutput`` carries the env's reward as ``reward_score`` (verl then skips its reward
-manager for the sample), verl's turn count, and in ``extra_fields`` the reward parts, the stop reason and the
-per-episode metrics.
+(mask 1, with their log-probabilities). When the env's chat format has stop sequences (Search-R1's
+``</search>``, ``</answer>``), every call's ``sampling_params`` carry them as ``stop`` (after any stop strings
+already there) with the stop string kept in the output (verl's vLLM server passes the dict to ``SamplingParams``).
+The episode stops on terminated/truncated or when the response budget is spent. The returned ``AgentLoopOutput``
+carries the env's reward as ``reward_score`` (verl then skips its reward manager for the sample), verl's turn
+count, and in ``extra_fields`` the reward parts, the stop reason and the per-episode metrics.
 
 Loop config (``agent_loop.yaml``; hydra passes its keys to ``__init__``): ``env_id`` (default for rows without
 one), ``env_kwargs`` (override the rows' kwargs, e.g. tool-server URLs of this deployment) and ``reward_parts``
@@ -32,7 +34,7 @@ from verl.workers.rollout.replica import TokenOutput
 
 from adapters.chat_prompt import template_kwargs_for
 from adapters.env_pool import lease_env
-from adapters.episode_driver import EpisodeResult, Generation, run_episode
+from adapters.episode_driver import EpisodeResult, Generation, merge_stops, run_episode, stop_sequences
 from adapters.verl.row_spec import row_spec
 
 logger = logging.getLogger(__name__)
@@ -86,11 +88,12 @@ class RlfAgentLoop(AgentLoopBase):
         want_logprobs = bool(sampling_params.get("logprobs"))
         generation_fields: dict[str, Any] = {}
         num_preempted = [-1]
+        params = dict(sampling_params)
 
         async def generate(token_ids: list[int], max_new_tokens: int) -> Generation:
             output: TokenOutput = await self.server_manager.generate(
                 request_id=request_id, prompt_ids=token_ids,
-                sampling_params={**sampling_params, "max_tokens": max_new_tokens}, priority=priority)
+                sampling_params={**params, "max_tokens": max_new_tokens}, priority=priority)
             if output.num_preempted is not None:
                 num_preempted[0] = max(num_preempted[0], 0) + output.num_preempted
             _merge_generation_fields(generation_fields, output.extra_fields)
@@ -100,11 +103,22 @@ class RlfAgentLoop(AgentLoopBase):
             return Generation(token_ids=output.token_ids, logprobs=logprobs, finish_reason=finish_reason)
 
         async with lease_env(spec.env_id, spec.env_kwargs) as env:
+            params.update(self._stop_params(sampling_params, stop_sequences(env)))
             result = await run_episode(env, self.tokenizer, generate, task=spec.task,
                                        max_response_tokens=self.response_length,
                                        max_prompt_tokens=self.prompt_length,
                                        template_kwargs=self._template_kwargs(env))
         return self._output(result, spec.env_id, want_logprobs, generation_fields, num_preempted[0])
+
+    def _stop_params(self, sampling_params: Mapping[str, Any], stops: Sequence[str]) -> dict[str, Any]:
+        """The sampling params that make the rollout server stop after the env's stop strings, keeping them in the
+        output: vLLM's ``stop`` and ``include_stop_str_in_output`` (SGLang's ``no_stop_trim``). The driver decodes
+        the returned ids itself, so the action is token-exact whatever the server does with text."""
+        if not stops:
+            return {}
+        keep_key = "no_stop_trim" if getattr(self.rollout_config, "name", "vllm") == "sglang" else \
+            "include_stop_str_in_output"
+        return {"stop": merge_stops(sampling_params.get("stop"), stops), keep_key: True}
 
     def _template_kwargs(self, env: Any) -> dict[str, Any]:
         """``data.apply_chat_template_kwargs`` with the env's own (its thinking mode decides how its observations

@@ -16,9 +16,15 @@ IM_START, IM_END = "<|im_start|>", "<|im_end|>"
 
 
 class ChatFormat(Protocol):
-    """Renders the environment's side of a turn. ``feedback`` is guidance not tied to one call (or ``None``)."""
+    """Renders the environment's side of a turn. ``feedback`` is guidance not tied to one call (or ``None``).
+
+    ``stop_sequences``: strings a policy's generation should stop after; the text up to and including the stop
+    string is the action. Empty when the model's own end-of-turn token ends each response (Qwen3's
+    ``<|im_end|>``); Search-R1's plain-text protocol has no such token, so its format stops after ``</search>``
+    and ``</answer>`` (trainer adapters pass them to the engine as stop strings)."""
 
     name: str
+    stop_sequences: tuple[str, ...]
 
     def observation(self, response: str, results: Sequence[ToolResult], feedback: str | None) -> str: ...
 
@@ -34,6 +40,7 @@ class Qwen3ChatFormat:
     """
 
     name = "qwen3"
+    stop_sequences: tuple[str, ...] = ()
 
     def __init__(self, enable_thinking: bool = True):
         self.enable_thinking = enable_thinking
@@ -62,10 +69,13 @@ class Qwen3ChatFormat:
 class SearchR1Format:
     """Search-R1's plain-text protocol: results as ``\\n\\n<information>...</information>\\n\\n``.
 
-    Feedback (an invalid action) is a line of its own, ``\\n{feedback}\\n``, as Search-R1 does.
+    Feedback (an invalid action) is a line of its own, ``\\n{feedback}\\n``, as Search-R1 does. The model stops
+    after ``</search>`` or ``</answer>`` (Search-R1's vLLM stop strings): a query is followed by the env's
+    ``<information>``, never by the model's own.
     """
 
     name = "search_r1"
+    stop_sequences: tuple[str, ...] = ("</search>", "</answer>")
 
     def observation(self, response: str, results: Sequence[ToolResult], feedback: str | None) -> str:
         text = ""

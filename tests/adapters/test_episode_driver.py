@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from adapters.env_pool import EnvPool
 from adapters.episode_driver import Generation, run_episode
+from tests.adapters.stop_strings import stop_after
 
 POOL = EnvPool()
 ENV_ID = "rlf/Search-NQ-v0"
@@ -316,3 +317,95 @@ def test_an_episode_cancelled_mid_step_leaves_a_clean_env_for_the_next_lease(qwe
             assert env.transcript.endswith(result.transcript) and len(env.messages) == 2
     asyncio.run(go())
     pool.close()
+
+
+SEARCH_R1 = "rlf/Search-NQ-SearchR1-v0"
+
+
+def stopping_engine(tokenizer, responses: list[str], honour_stops: bool = True):
+    """An engine as verl's vLLM server is: stops at ``max_new_tokens`` and, when ``honour_stops``, after the stop
+    strings it was asked for; no finish reason (verl reports both as "completed")."""
+    queue = list(responses)
+
+    async def generate(ids: list[int], max_new_tokens: int) -> Generation:
+        tokens = tokenizer.encode(queue.pop(0) if queue else "<answer>x</answer>", add_special_tokens=False)
+        if honour_stops:
+            tokens = stop_after(tokenizer, tokens, ("</search>", "</answer>"))
+        cut = tokens[:max_new_tokens]
+        return Generation(cut, [-0.25] * len(cut))
+    return generate
+
+
+def play_search_r1(tokenizer, responses, budget, honour_stops=True):
+    async def go():
+        with POOL.lease(SEARCH_R1) as env:
+            task = env.task_to_dict(env.tasks[0])
+            script = [r.replace("{answer}", task["golden_answers"][0]) for r in responses]
+            generate = stopping_engine(tokenizer, script, honour_stops)
+            result = await run_episode(env, tokenizer, generate, task=task, max_response_tokens=budget)
+            return result, env.transcript, env.messages
+    return asyncio.run(go())
+
+
+HALLUCINATING = ["<think>I should look it up.</think>\n<search> Mount Arvel </search>\n\n<information>Doc 1(Title: "
+                 "\"Made up\") the model's own passage</information>\n\n<answer> Made up </answer>",
+                 "<think>Found it.</think>\n<answer> {answer} </answer> and then some more text"]
+
+
+def test_a_search_r1_episode_stops_after_each_query_and_answer(qwen3_tokenizer):
+    tok = qwen3_tokenizer
+    result, env_transcript, messages = play_search_r1(tok, HALLUCINATING, budget=4096)
+    assert (result.stop_reason, result.terminated, result.reward, result.num_turns) == ("answer", True, 1.0, 2)
+    assert result.metrics["tool_calls"] == 1.0
+    model_runs = [m["content"] for m in messages if m["role"] == "assistant"]
+    # the query's closing ">\n\n" is one Qwen token, so the response runs two newlines past "</search>"
+    assert model_runs[0].endswith(" Mount Arvel </search>\n\n") and "Made up" not in result.transcript
+    assert model_runs[1].endswith("</answer>") and "more text" not in result.transcript
+    assert "<information>" in result.transcript and env_transcript.endswith(result.transcript)
+    assert tok.decode(result.prompt_ids + result.response_ids, skip_special_tokens=False) == \
+        result.prompt + result.transcript
+
+
+def test_a_response_ending_on_a_stop_string_that_fills_the_budget_is_finished(qwen3_tokenizer):
+    tok = qwen3_tokenizer
+    first = stop_after(tok, tok.encode(HALLUCINATING[0], add_special_tokens=False), ("</search>",))
+    # the last token (">\n\n") runs past the stop string: still finished, the query is run
+    result, _, _ = play_search_r1(tok, HALLUCINATING, budget=len(first))
+    assert (result.stop_reason, result.metrics["tool_calls"], result.response_mask) == \
+        ("response_length", 1.0, [1] * len(first))
+    # one token short of the stop string: cut, recorded but not run
+    result, _, messages = play_search_r1(tok, HALLUCINATING, budget=len(first) - 1)
+    assert (result.stop_reason, result.metrics["tool_calls"], result.truncated) == ("response_length", 0.0, True)
+    assert messages[-1]["content"].endswith(" Mount Arvel </search")
+    # an answer ending exactly on its stop string within the budget is scored
+    answer = "<answer> {answer} </answer>"
+    result, _, _ = play_search_r1(tok, [answer], budget=4096)
+    result_exact, _, _ = play_search_r1(tok, [answer], budget=len(result.response_ids))
+    assert (result_exact.stop_reason, result_exact.terminated, result_exact.reward) == ("answer", True, 1.0)
+
+
+def test_an_engine_that_ignores_the_stop_strings_is_cut_when_the_stop_is_not_at_the_end(qwen3_tokenizer):
+    tok = qwen3_tokenizer
+    ids = tok.encode(HALLUCINATING[0], add_special_tokens=False)
+    # the hallucinated <information> fills the budget: the stop string is long past, so the response is cut
+    result, _, _ = play_search_r1(tok, HALLUCINATING, budget=len(ids) - 3, honour_stops=False)
+    assert (result.stop_reason, result.metrics["tool_calls"], result.truncated) == ("response_length", 0.0, True)
+
+
+def test_ends_on_stop_and_merge_stops(qwen3_tokenizer):
+    from adapters.episode_driver import ends_on_stop, merge_stops, stop_sequences
+
+    tok = qwen3_tokenizer
+    stops = ("</search>", "</answer>")
+    for text, expected in (("<search> q </search>", True), ("<search> q </search>\n\n", True),
+                           ("<answer> a </answer>.", True), ("<search> q </search>\n\n<information>", False),
+                           ("<search> q </sea", False), ("no tags", False)):
+        ids = tok.encode(text, add_special_tokens=False)
+        assert ends_on_stop(tok, ids, tok.decode(ids), stops) is expected, text
+    assert not ends_on_stop(tok, [], "", stops) and not ends_on_stop(tok, [1], "</search>", ())
+    assert merge_stops(None, stops) == ["</search>", "</answer>"]
+    assert merge_stops("\n\nQuestion:", stops) == ["\n\nQuestion:", "</search>", "</answer>"]
+    assert merge_stops(["</answer>", "x"], stops) == ["</answer>", "x", "</search>"]
+    with POOL.lease(SEARCH_R1) as r1, POOL.lease(ENV_ID) as qwen3:
+        assert stop_sequences(r1) == stops and stop_sequences(qwen3) == ()
+    assert stop_sequences(object()) == ()

@@ -78,3 +78,25 @@ def test_search_r1_information_block():
     obs = fmt.observation("<search>q</search>", [ToolResult("search", "Doc 1(Title: A) a\n")], None)
     assert obs == "\n\n<information>Doc 1(Title: A) a</information>\n\n"
     assert fmt.observation("?", [], "My previous action is invalid.") == "\nMy previous action is invalid.\n"
+
+
+def test_stop_sequences_end_exactly_the_actions_of_a_format_without_an_end_of_turn_token():
+    import gymnasium as gym
+
+    from rlfactory_envs.kernel.parsers import SearchR1Parser
+
+    # Qwen3 ends each response with its EOS (<|im_end|>); Search-R1's tags have none, so the engine must stop there
+    assert Qwen3ChatFormat().stop_sequences == () == make_chat_format("hermes", enable_thinking=False).stop_sequences
+    fmt = make_chat_format("search_r1")
+    assert fmt.stop_sequences == ("</search>", "</answer>")
+    # the text up to and including a stop string is a whole action: each stop closes one of the parser's tags
+    parser = SearchR1Parser()
+    assert parser.parse("<think>look it up</think>\n<search> who founded Pellory </search>").tool_calls[0].arguments \
+        == {"query": "who founded Pellory"}
+    assert parser.parse("<think>found</think>\n<answer> 1306 </answer>").answer == "1306"
+    for env_id, stops in (("rlf/Search-NQ-SearchR1-v0", ("</search>", "</answer>")), ("rlf/Search-NQ-v0", ())):
+        env = gym.make(env_id).unwrapped
+        try:
+            assert env.chat_format.stop_sequences == stops
+        finally:
+            env.close()

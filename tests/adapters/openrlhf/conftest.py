@@ -11,3 +11,9 @@ from adapters.task_rows import task_rows
 def search_rows():
     """The first tasks of rlf/Search-NQ-v0 as ``python -m adapters.prepare_data`` writes them."""
     return list(task_rows("rlf/Search-NQ-v0", limit=4))
+
+
+@pytest.fixture(scope="module")
+def search_r1_rows():
+    """The first tasks of rlf/Search-NQ-SearchR1-v0 (Search-R1's tags, stop strings instead of an EOS)."""
+    return list(task_rows("rlf/Search-NQ-SearchR1-v0", limit=2))

@@ -14,6 +14,7 @@ from typing import Any
 from adapters.chat_prompt import prompt_text, template_kwargs_for
 from adapters.env_pool import EnvPool
 from adapters.openrlhf.agent_func import AgentExecutor
+from tests.adapters.stop_strings import stop_after
 
 ENV_ID = "rlf/Search-NQ-v0"
 
@@ -30,27 +31,38 @@ def logprob_of(position: int, token_id: int) -> float:
 @dataclass
 class ScriptedEngine:
     """Answers OpenRLHF's ``llm_engine.generate(ids, sampling_params, multi_modal_data=None)`` the way its vLLM
-    actor does: a ``RequestOutput``-shaped object whose ``token_ids`` are the next scripted response's ids, cut
-    at ``sampling_params.max_tokens`` (``finish_reason="length"``), with per-token logprobs as
+    actor does: a ``RequestOutput``-shaped object whose ``token_ids`` are the next scripted response's ids,
+    stopped after the first of ``sampling_params.stop`` (the whole token that completes it is kept) and cut at
+    ``sampling_params.max_tokens`` (``finish_reason="length"``), with per-token logprobs as
     ``[{token_id: Logprob}]`` when ``sampling_params.logprobs`` is set. Like vLLM, ``text`` leaves out the stop
-    token that ended the generation (here ``<|im_end|>``)."""
+    token that ended the generation (here ``<|im_end|>``) and ends at a stop string (after it with
+    ``include_stop_str_in_output``). ``params`` records the sampling params of each call."""
 
     tokenizer: Any
     responses: Sequence[str]
     requests: list[list[int]] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
+    params: list[Any] = field(default_factory=list)
 
     async def generate(self, prompt_token_ids, sampling_params, multi_modal_data=None):
         await asyncio.sleep(0)  # let concurrent samples interleave, as on a real engine
         index = len(self.requests)
         self.requests.append(list(prompt_token_ids))
-        ids = self.tokenizer.encode(self.responses[index], add_special_tokens=False)
+        self.params.append(sampling_params)
+        full = self.tokenizer.encode(self.responses[index], add_special_tokens=False)
+        stops = list(getattr(sampling_params, "stop", None) or ())
+        ids = stop_after(self.tokenizer, full, stops)
         finish = "stop"
         if len(ids) > sampling_params.max_tokens:
             ids, finish = ids[: sampling_params.max_tokens], "length"
         stopped_on_eos = finish == "stop" and ids and ids[-1] == self.tokenizer.convert_tokens_to_ids("<|im_end|>")
         text = self.tokenizer.decode(ids[:-1] if stopped_on_eos else ids,
                                      skip_special_tokens=sampling_params.skip_special_tokens)
+        hits = [(text.find(stop), stop) for stop in stops if stop in text]
+        if finish == "stop" and hits:
+            at, stop = min(hits)
+            text = text[: at + len(stop)] if getattr(sampling_params, "include_stop_str_in_output", False) else \
+                text[:at]
         self.texts.append(text)
         logprobs = None
         if sampling_params.logprobs is not None:
@@ -60,8 +72,10 @@ class ScriptedEngine:
 
 
 def sampling_params(logprobs: int | None = 1) -> SimpleNamespace:
-    """What OpenRLHF's SamplesGenerator sends: max_tokens None (the executor sets it), skip_special_tokens False."""
-    return SimpleNamespace(max_tokens=None, logprobs=logprobs, skip_special_tokens=False, temperature=1.0)
+    """What OpenRLHF's SamplesGenerator sends: max_tokens None (the executor sets it), skip_special_tokens False, no
+    stop strings (vLLM's defaults: ``stop=[]``, ``include_stop_str_in_output=False``)."""
+    return SimpleNamespace(max_tokens=None, logprobs=logprobs, skip_special_tokens=False, temperature=1.0, stop=[],
+                           include_stop_str_in_output=False)
 
 
 class PoolExecutor(AgentExecutor):
@@ -71,10 +85,11 @@ class PoolExecutor(AgentExecutor):
 
 
 def run_samples(tokenizer, label: str, scripts: Sequence[Sequence[str]], max_length: int, *,
-                logprobs: int | None = 1, prompt: str = "the row's prompt"):
-    """Run one sample per script concurrently through the real executor, sharing one ``sampling_params`` object as
-    OpenRLHF's ``generate_responses`` does; returns the outputs and the engines."""
-    params = sampling_params(logprobs)
+                logprobs: int | None = 1, prompt: str = "the row's prompt", params: Any = None):
+    """Run one sample per script concurrently through the real executor, sharing one ``sampling_params`` object
+    (``params``, default ``sampling_params(logprobs)``) as OpenRLHF's ``generate_responses`` does; returns the
+    outputs and the engines."""
+    params = sampling_params(logprobs) if params is None else params
     engines = [ScriptedEngine(tokenizer, list(script)) for script in scripts]
     executor = PoolExecutor()
 

@@ -196,3 +196,106 @@ def test_a_failing_env_ends_only_its_own_sample(qwen3_tokenizer, search_rows, mo
 def test_a_bad_label_says_what_is_wrong(qwen3_tokenizer, label, message):
     with pytest.raises(ValueError, match=message):
         run_samples(qwen3_tokenizer, label, [["<answer>x</answer><|im_end|>"]], max_length=4096)
+
+
+SEARCH_R1_STOPS = ["</search>", "</answer>"]
+
+
+def search_r1_script(row, answer: str | None = None) -> list[str]:
+    """Search-R1 responses that run on past their action as a model does without stop strings."""
+    answer = row.task["golden_answers"][0] if answer is None else answer
+    return [f"<think>I should search.</think>\n<search> {row.task['question']} </search>\n\n<information>Doc 1"
+            "(Title: \"Invented\") the model's own passage</information>\n\n<answer> Invented </answer>",
+            "<think>Once more.</think>\n<search> Pellory history </search>",
+            f"<think>Found it.</think>\n<answer> {answer} </answer> I am confident.<|im_end|>"]
+
+
+def test_a_search_r1_episode_asks_vllm_to_stop_after_each_query_and_answer(qwen3_tokenizer, search_r1_rows):
+    from tests.adapters.openrlhf.scripted_rollout import sampling_params
+    from tests.adapters.stop_strings import stop_after
+
+    tok, row = qwen3_tokenizer, search_r1_rows[0]
+    scripts = [search_r1_script(row), search_r1_script(row, answer="Lake Idony")]
+    shared = sampling_params()
+    outs, engines = run_samples(tok, row.label(), scripts, max_length=8192, params=shared)
+
+    for out, engine, script, reward in zip(outs, engines, scripts, (1.0, 0.0)):
+        generated = [stop_after(tok, tok.encode(text, add_special_tokens=False), SEARCH_R1_STOPS) for text in script]
+        oracle = replay(tok, row.label(), [tok.decode(g, skip_special_tokens=False) for g in generated])
+        ids, ranges, logprobs = expected_sequence(tok, oracle, generated)
+        assert out["observation_tokens"] == ids and out["action_ranges"] == ranges
+        assert out["rollout_log_probs"] == logprobs
+        assert tok.decode(ids, skip_special_tokens=False) == oracle.transcript
+        assert "Invented" not in oracle.transcript and "I am confident" not in oracle.transcript
+        assert oracle.transcript[len(oracle.prompt):].count("<information>") == 2
+        # vLLM's text ends at the stop string; the env got the exact text of the ids (">\n\n" is one token)
+        assert engine.texts[0].endswith(" </search>") and oracle.steps[0][0].endswith(" </search>\n\n")
+        assert out["reward"] == reward and out["extra_logs"]["tool_calls"] == 2.0
+        assert out["extra_logs"]["answered"] == 1.0 and out["extra_logs"]["length_cut"] == 0.0
+        assert len(engine.params) == 3
+        for params in engine.params:
+            assert params.stop == SEARCH_R1_STOPS and params.include_stop_str_in_output is True
+            assert params is not shared and params.logprobs == 1 and params.temperature == 1.0
+    # the object OpenRLHF shares across the batch never carries one sample's stop strings
+    assert shared.stop == [] and shared.include_stop_str_in_output is False
+
+
+def test_configured_stop_strings_are_kept_and_qwen3_gets_none(qwen3_tokenizer, search_r1_rows, search_rows):
+    from tests.adapters.openrlhf.scripted_rollout import sampling_params
+
+    tok = qwen3_tokenizer
+    shared = sampling_params()
+    shared.stop = ["\n\nQuestion:", "</answer>"]
+    (out,), (engine,) = run_samples(tok, search_r1_rows[0].label(), [search_r1_script(search_r1_rows[0])],
+                                    max_length=8192, params=shared)
+    assert out["reward"] == 1.0
+    assert [p.stop for p in engine.params] == [["\n\nQuestion:", "</answer>", "</search>"]] * 3
+    assert shared.stop == ["\n\nQuestion:", "</answer>"] and shared.include_stop_str_in_output is False
+
+    (out,), (engine,) = run_samples(tok, search_rows[0].label(), [search_then_answer(search_rows[0])],
+                                    max_length=8192)
+    assert out["reward"] == 1.0 and len(engine.params) == 3
+    assert all(p.stop == [] and p.include_stop_str_in_output is False for p in engine.params)
+
+
+def test_a_search_r1_query_that_exactly_fills_max_length_is_run(qwen3_tokenizer, search_r1_rows):
+    from tests.adapters.stop_strings import stop_after
+
+    tok, row = qwen3_tokenizer, search_r1_rows[0]
+    script = search_r1_script(row)
+    first = stop_after(tok, tok.encode(script[0], add_special_tokens=False), SEARCH_R1_STOPS)
+    oracle = replay(tok, row.label(), [tok.decode(first, skip_special_tokens=False)])
+    prompt_length = len(tok.encode(oracle.prompt, add_special_tokens=False))
+    (out,), (engine,) = run_samples(tok, row.label(), [script], max_length=prompt_length + len(first))
+    assert out["action_ranges"] == [(prompt_length, prompt_length + len(first))] and len(engine.requests) == 1
+    assert out["truncated"] is False  # vLLM's finish reason: "stop", the query is whole
+    assert out["extra_logs"]["tool_calls"] == 1.0 and out["extra_logs"]["length_cut"] == 1.0
+    assert out["reward"] == 0.0 and used_env_of(row).done
+
+
+def used_env_of(row):
+    pool = PoolExecutor.env_pool
+    env = pool.take(row.env_id, row.env_kwargs)
+    pool.give_back(env, row.env_id, row.env_kwargs)
+    return env
+
+
+def test_the_engine_wrapper_copies_the_params_it_is_given_and_never_changes_them(qwen3_tokenizer):
+    import asyncio
+
+    from adapters.openrlhf.exact_text_engine import ExactTextEngine
+    from tests.adapters.openrlhf.scripted_rollout import ScriptedEngine, sampling_params
+
+    given = sampling_params()
+    given.max_tokens = 64
+    inner = ScriptedEngine(qwen3_tokenizer, ["<search> q </search> and on<|im_end|>"] * 2)
+    engine = ExactTextEngine(inner, qwen3_tokenizer)
+    asyncio.run(engine.generate([1, 2], given))
+    assert inner.params[0] is given  # no stop sequences: passed through as it came
+    engine.stop_sequences = ("</search>", "</answer>")
+    output = asyncio.run(engine.generate([1, 2], given))
+    sent = inner.params[1]
+    assert sent is not given and (sent.stop, sent.include_stop_str_in_output, sent.max_tokens) == \
+        (["</search>", "</answer>"], True, 64)
+    assert (given.stop, given.include_stop_str_in_output) == ([], False)
+    assert output.outputs[0].text == "<search> q </search>" and engine.last.finish_reason == "stop"

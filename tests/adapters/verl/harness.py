@@ -22,6 +22,7 @@ from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
 from verl.workers.rollout.replica import TokenOutput
 
 from adapters.verl import AGENT_LOOP_CONFIG_PATH
+from tests.adapters.stop_strings import stop_after
 from tests.conftest import shared_file
 
 VERL_CONFIG_DIR = str(Path(verl.__file__).parent / "trainer" / "config")
@@ -81,7 +82,8 @@ def scripted_logprob(token_id: int) -> float:
 class ScriptedServer:
     """Stands in for verl's ``LLMServerClient``: ``generate`` returns a ``TokenOutput`` with the next scripted
     response of the sample (picked by the question in its prompt; each request id has its own turn counter),
-    tokenised with the real tokenizer, cut at ``max_tokens`` like vLLM, with ``scripted_logprob`` per token.
+    tokenised with the real tokenizer, stopped after the first of the ``stop`` strings asked for and cut at
+    ``max_tokens`` like vLLM, with ``scripted_logprob`` per token.
 
     ``calls`` records ``(request_id, prompt_ids, sampling_params, returned_ids)`` of every call."""
 
@@ -109,6 +111,7 @@ class ScriptedServer:
         turn = self._turn[request_id]
         self._turn[request_id] += 1
         ids = self.tokenizer.encode(script[min(turn, len(script) - 1)], add_special_tokens=False)
+        ids = stop_after(self.tokenizer, ids, sampling_params.get("stop"))
         limit = int(sampling_params.get("max_tokens", len(ids)))
         cut = ids[:limit]
         logprobs = [scripted_logprob(t) for t in cut] if sampling_params.get("logprobs") else None

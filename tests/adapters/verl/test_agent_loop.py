@@ -173,6 +173,7 @@ def test_search_episodes_through_the_worker_match_the_env_transcript(model_dir, 
             assert next_ids[: len(ids) + len(returned)] == ids + returned
         for ids, params, _ in calls:
             assert params["logprobs"] is True and params["max_tokens"] == 1024 - (len(ids) - prompt_length)
+            assert "stop" not in params and "include_stop_str_in_output" not in params  # Qwen3 stops at its EOS
         sequences.append(calls[-1][0] + calls[-1][2])
     assert sorted(sequences) == sorted(p + r for p, r, _, _ in (valid_ids(output, i) for i in range(len(output))))
 
