@@ -21,10 +21,15 @@ class ChatFormat(Protocol):
     ``stop_sequences``: strings a policy's generation should stop after; the text up to and including the stop
     string is the action. Empty when the model's own end-of-turn token ends each response (Qwen3's
     ``<|im_end|>``); Search-R1's plain-text protocol has no such token, so its format stops after ``</search>``
-    and ``</answer>`` (trainer adapters pass them to the engine as stop strings)."""
+    and ``</answer>`` (trainer adapters pass them to the engine as stop strings).
+
+    ``shows_tool_schemas``: whether the chat template should render the tools' schemas into the prompt (the
+    env's ``info["tools"]``). False for a protocol whose prompt describes its tools in words (Search-R1): a
+    template's tool-calling system prompt would contradict it."""
 
     name: str
     stop_sequences: tuple[str, ...]
+    shows_tool_schemas: bool
 
     def observation(self, response: str, results: Sequence[ToolResult], feedback: str | None) -> str: ...
 
@@ -41,6 +46,7 @@ class Qwen3ChatFormat:
 
     name = "qwen3"
     stop_sequences: tuple[str, ...] = ()
+    shows_tool_schemas = True
 
     def __init__(self, enable_thinking: bool = True):
         self.enable_thinking = enable_thinking
@@ -76,6 +82,7 @@ class SearchR1Format:
 
     name = "search_r1"
     stop_sequences: tuple[str, ...] = ("</search>", "</answer>")
+    shows_tool_schemas = False
 
     def observation(self, response: str, results: Sequence[ToolResult], feedback: str | None) -> str:
         text = ""

@@ -300,7 +300,8 @@ class ToolEnv(gym.Env[str, str]):
         info = self._base_info(0)
         info["task"] = self.task_to_dict(task)
         info["messages"] = [dict(m) for m in messages]
-        info["tools"] = [spec.openai_schema() for spec in copy.deepcopy(specs)]
+        shown = getattr(self.chat_format, "shows_tool_schemas", True)
+        info["tools"] = [spec.openai_schema() for spec in copy.deepcopy(specs)] if shown else []
         return prompt, info
 
     def _base_info(self, turn: int) -> dict[str, Any]:

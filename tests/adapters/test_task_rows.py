@@ -6,6 +6,7 @@ import json
 
 import pyarrow.parquet as pq
 
+from adapters.chat_prompt import prompt_text
 from adapters.offline_score import last_model_turn, score_response
 from adapters.prepare_data import main as prepare_data
 from adapters.task_rows import task_rows
@@ -93,3 +94,10 @@ def test_the_latest_marker_starts_the_last_turn():
                 "<answer>last</answer>")
     assert last_model_turn(response) == "\n\n<answer>last</answer>"
     assert last_model_turn("no markers <answer>a</answer>") == "no markers <answer>a</answer>"
+
+
+def test_the_search_r1_prompt_has_no_tool_calling_system_block(qwen3_tokenizer):
+    row = next(task_rows("rlf/Search-NQ-SearchR1-v0", limit=1))
+    assert row.tools == []
+    prompt = prompt_text(qwen3_tokenizer, row.messages, row.tools, **row.template_kwargs)
+    assert "<tool_call>" not in prompt and "# Tools" not in prompt and "<search>" in prompt
