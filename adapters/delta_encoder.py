@@ -70,12 +70,15 @@ _ENCODERS: weakref.WeakKeyDictionary[Any, tuple[int, DeltaEncoder]] = weakref.We
 
 
 def delta_encoder(tokenizer: Any, *, fast: bool = True) -> DeltaEncoder:
-    """The encoder for ``tokenizer`` (built once per tokenizer object and vocabulary size, so tokens added later
-    are seen): tiktoken where it is provably the same tokenisation, else the tokenizer itself. ``fast=False``
+    """The encoder for ``tokenizer`` (built once per tokenizer object and count of added tokens, so tokens added
+    later are seen): tiktoken where it is provably the same tokenisation, else the tokenizer itself. ``fast=False``
     forces the tokenizer."""
-    if not fast:
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if not fast or backend is None:
         return TokenizerDeltaEncoder(tokenizer)
-    size = len(tokenizer)
+    # tokens added later are added tokens; not len(tokenizer) nor get_vocab_size: with tokenizers 0.22 each call
+    # rebuilds the whole vocabulary (40 ms for Qwen3's, once per episode)
+    size = len(backend.get_added_tokens_decoder())
     try:
         built_for, encoder = _ENCODERS[tokenizer]
         if built_for == size:
