@@ -152,3 +152,22 @@ def test_the_server_as_a_stdio_subprocess_behind_the_env():
         assert "count(*)\n4\n(1 row)" in obs
     finally:
         env.close()
+
+
+@pytest.mark.integration
+def test_sql_server_over_streamable_http_with_the_db_id_bound(tmp_path):
+    from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
+    from tests.conftest import http_tool_server
+
+    with http_tool_server("tool_servers.sql", "--db-dir", str(SAMPLE_DB_DIR), log=tmp_path / "log") as url:
+        env = gym.make("rlf/NL2SQL-Spider-v0", tool_servers={"mcpServers": {"sql": {"url": url}}}).unwrapped
+        try:
+            _, info = env.reset(seed=0)
+            call = {"name": "run_query", "arguments": {"sql": "SELECT count(*) FROM sqlite_master",
+                                                       "db_id": "someone_else"}}
+            obs, *_ = env.step(f"<tool_call>\n{json.dumps(call)}\n</tool_call>")
+            assert "<tool_response>\ncount(*)" in obs and "(1 row)" in obs
+            tables = env.step('<tool_call>\n{"name": "list_tables", "arguments": {}}\n</tool_call>')[0]
+            assert f"Database {info['task']['db_id']} has" in tables
+        finally:
+            env.close()
