@@ -10,8 +10,16 @@ with a deadline (a timeout scores 0), and a result over the row/byte limits scor
 removes every DISTINCT from both queries first, as the official Spider evaluator does by default; the default here,
 ``"keep"``, compares what the queries really return (``count(DISTINCT a)`` is not ``count(a)``).
 
+Test suites (``test_suite=True``, the default): when the task's database folder holds more ``.sqlite`` files than
+``<db_id>.sqlite`` (the official Spider test-suite databases: the same schema with other rows), both queries run on
+every one of them and only a match on all scores 1.0, as the official ``exec_eval.eval_exec_match`` does; the
+reason names the first file that differs. That closes the holes of a single database: an empty result no longer
+matches a gold result that is empty on one file only, nor does a constant the model computed with its tools. With
+one file per folder (Spider's and BIRD's own releases) nothing changes. The tools only ever see the main file.
+
 Queries run in the catalog's worker threads, so ``score``/``score_batch`` never block the event loop; gold results
-are cached (databases are read-only), so the n samples of one prompt execute its gold query once.
+are cached per database file and query (databases are read-only), so the n samples of one prompt execute its gold
+query once per file.
 """
 
 from __future__ import annotations
@@ -57,6 +65,11 @@ def _parts(match: float, executed: float, given: float) -> dict[str, float]:
     return {"execution_match": match, "executed": executed, "format": given}
 
 
+def _on(database: Any, suite: bool) -> str:
+    """`` on <file>`` naming a test-suite variant in a reason; nothing when the task has one database."""
+    return f" on {database.path.name}" if suite else ""
+
+
 class SqlExecutionReward(RewardModelBase):
     """Execution-match reward for tasks with ``db_id`` and ``gold_sql`` (``rlfactory_envs.sql.task.SqlTask``).
 
@@ -68,7 +81,11 @@ class SqlExecutionReward(RewardModelBase):
     any other, so every query with no rows and the gold's column count scores 1.0 there (``SELECT NULL WHERE 0``
     scores on 43 of the 972 Spider dev questions); ``"unscored"`` gives such tasks 0.0 whatever the answer, with
     the reason: for GRPO that removes them from the gradient (equal rewards in a group have no advantage) instead
-    of rewarding empty answers.
+    of rewarding empty answers. With test-suite variants a task is unscored only when its gold result is empty on
+    every file.
+
+    ``test_suite``: ``True`` (default) uses the variants of a database when its folder has them (see the module
+    docstring; ``DatabaseCatalog.variants``), ``False`` only its main file.
     """
 
     reward_range: tuple[float, float] = (0.0, 1.0)
@@ -76,7 +93,7 @@ class SqlExecutionReward(RewardModelBase):
     def __init__(self, databases: DatabaseCatalog | str | Path, *, comparison: Comparison = "spider",
                  distinct: DistinctMode = "keep", timeout_s: float = 5.0, gold_timeout_s: float = 30.0,
                  max_rows: int = 100_000, max_bytes: int = 64_000_000, gold_cache_size: int = 4096,
-                 threads: int = 4, empty_gold: EmptyGold = "match"):
+                 threads: int = 4, empty_gold: EmptyGold = "match", test_suite: bool = True):
         if empty_gold not in ("match", "unscored"):
             raise ValueError(f"empty_gold must be 'match' or 'unscored', got {empty_gold!r}")
         if comparison not in ("spider", "bird"):
@@ -88,9 +105,10 @@ class SqlExecutionReward(RewardModelBase):
         self.comparison = comparison
         self.distinct = distinct
         self.empty_gold = empty_gold
+        self.test_suite = bool(test_suite)
         self.limits = QueryLimits(timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
         self.gold_limits = QueryLimits(timeout_s=gold_timeout_s, max_rows=max_rows, max_bytes=max_bytes)
-        self._gold_cache: OrderedDict[tuple[str, str], QueryResult] = OrderedDict()
+        self._gold_cache: OrderedDict[tuple[str, str, str], QueryResult] = OrderedDict()
         self._gold_cache_size = gold_cache_size
         self._lock = threading.Lock()
 
@@ -121,28 +139,39 @@ class SqlExecutionReward(RewardModelBase):
         if not predicted:
             return Reward(0.0, _parts(0.0, 0.0, 0.0), "no final answer" if answer is None else "empty query")
         try:
-            database = self.catalog.get(db_id)
-        except UnknownDatabase as exc:
+            databases = self.catalog.variants(db_id) if self.test_suite else (self.catalog.get(db_id),)
+        except (UnknownDatabase, OSError) as exc:
             return Reward(0.0, _parts(0.0, 0.0, 1.0), f"task database unavailable: {exc}")
+        suite = len(databases) > 1
         try:
             gold_effective = self._effective(gold_sql)
             order_matters = has_top_level_order_by(gold_effective)
-            gold = self._gold_result(database, db_id, gold_effective)
-        except (UnsafeQuery, QueryError) as exc:
+        except UnsafeQuery as exc:
             return Reward(0.0, _parts(0.0, 0.0, 1.0), f"gold query failed: {exc}")
+        golds = []
+        for database in databases:  # the gold on every file first: cached, and empty_gold needs them all
+            try:
+                golds.append(self._gold_result(database, db_id, gold_effective))
+            except QueryError as exc:
+                return Reward(0.0, _parts(0.0, 0.0, 1.0), f"gold query failed{_on(database, suite)}: {exc}")
+        unscored = self.empty_gold == "unscored" and not any(gold.rows for gold in golds)
         try:
             predicted_effective = self._effective(predicted)
-            pred = database.execute(predicted_effective, self.limits, truncate=False)
         except UnsafeQuery as exc:
             return Reward(0.0, _parts(0.0, 0.0, 1.0), f"refused: {exc}")
-        except QueryError as exc:
-            return Reward(0.0, _parts(0.0, 0.0, 1.0), f"{exc.kind}: {exc}")
-        if self.empty_gold == "unscored" and not gold.rows:
+        for database, gold in zip(databases, golds):
+            try:
+                pred = database.execute(predicted_effective, self.limits, truncate=False)
+            except QueryError as exc:
+                return Reward(0.0, _parts(0.0, 0.0, 1.0), f"{exc.kind}{_on(database, suite)}: {exc}")
+            if unscored:
+                continue
+            match = self.compare(gold, pred, order_matters)
+            if not match:
+                return Reward(0.0, _parts(0.0, 1.0, 1.0), f"result differs{_on(database, suite)}: {match.reason}")
+        if unscored:
             return Reward(0.0, _parts(0.0, 1.0, 1.0), "the gold result is empty: unscored (empty_gold='unscored')")
-        match = self.compare(gold, pred, order_matters)
-        if match:
-            return Reward(1.0, _parts(1.0, 1.0, 1.0))
-        return Reward(0.0, _parts(0.0, 1.0, 1.0), f"result differs: {match.reason}")
+        return Reward(1.0, _parts(1.0, 1.0, 1.0))
 
     def compare(self, gold: QueryResult, pred: QueryResult, order_matters: bool) -> Match:
         """The dataset's verdict on two results."""
@@ -156,7 +185,7 @@ class SqlExecutionReward(RewardModelBase):
         return without_distinct(sql) if self.distinct == "strip" else sql
 
     def _gold_result(self, database: Any, db_id: str, gold_sql: str) -> QueryResult:
-        key = (db_id, gold_sql)
+        key = (db_id, str(getattr(database, "path", "")), gold_sql)  # one entry per (database file, query)
         with self._lock:
             cached = self._gold_cache.get(key)
             if cached is not None:
@@ -175,4 +204,5 @@ class SqlExecutionReward(RewardModelBase):
 
     def __repr__(self) -> str:
         return (f"SqlExecutionReward(databases={self.catalog.db_dir or len(self.catalog.ids)}, "
-                f"comparison={self.comparison!r}, distinct={self.distinct!r}, empty_gold={self.empty_gold!r})")
+                f"comparison={self.comparison!r}, distinct={self.distinct!r}, empty_gold={self.empty_gold!r}, "
+                f"test_suite={self.test_suite!r})")

@@ -6,6 +6,9 @@ variables, then the embedded synthetic sample (three small databases). ``data_pa
 ``train_spider.json``) or BIRD's ``dev.json``; ``db_dir`` defaults to the ``database/`` (``dev_databases/``) folder
 beside it. ``tool_servers=`` replaces the default SQL server (its tools must take ``db_id``).
 
+Test suites: where a database folder holds other ``.sqlite`` files beside ``<db_id>.sqlite`` (the official Spider
+test-suite databases), the reward requires a match on every one (``test_suite=``, see ``SqlEnv``).
+
 The env binds each call's ``db_id`` to the task's database (``bound_arguments``): the schemas the model sees
 have no ``db_id``, and whatever the model writes there is replaced, so it reaches only its own task's database.
 """
@@ -57,17 +60,21 @@ def _cached_tasks(path: str | None, mtime_ns: int, size: int, db_dir: str | None
 
 @functools.lru_cache(maxsize=8)
 def shared_reward(db_dir: str, comparison: Comparison, distinct: DistinctMode, timeout_s: float,
-                  empty_gold: EmptyGold = "match") -> SqlExecutionReward:
+                  empty_gold: EmptyGold = "match", test_suite: bool = True) -> SqlExecutionReward:
     """One reward model (worker threads, connection pools, gold cache) per settings, shared by every env."""
     return SqlExecutionReward(db_dir, comparison=comparison, distinct=distinct, timeout_s=timeout_s,
-                              empty_gold=empty_gold)
+                              empty_gold=empty_gold, test_suite=test_suite)
 
 
 class SqlEnv(ToolEnv):
     """NL2SQL with database tools. ``dataset="spider"`` (Spider's comparison and prompt) or ``"bird"`` (BIRD's set
     comparison, the evidence in the prompt). ``distinct``: ``"keep"`` (default) or ``"strip"`` (the official Spider
     evaluator's default). ``empty_gold``: ``"match"`` (default) or ``"unscored"`` (tasks whose gold result is empty
-    score 0.0; see ``SqlExecutionReward``). ``query_timeout_s`` bounds every query, the tools' and the reward's."""
+    score 0.0; see ``SqlExecutionReward``). ``test_suite``: ``True`` (default) means "use the variants when present":
+    where a database's folder holds other ``.sqlite`` files beside ``<db_id>.sqlite`` (the official test-suite
+    databases), the reward runs both queries on each and scores 1.0 only if all match; the tools still see only
+    ``<db_id>.sqlite``; with one file per folder it changes nothing. ``False``: the main file only.
+    ``query_timeout_s`` bounds every query, the tools' and the reward's."""
 
     def __init__(
         self,
@@ -80,6 +87,7 @@ class SqlEnv(ToolEnv):
         distinct: Literal["keep", "strip"] = "keep",
         comparison: Literal["spider", "bird"] | None = None,
         empty_gold: Literal["match", "unscored"] = "match",
+        test_suite: bool = True,
         query_timeout_s: float = 5.0,
         enable_thinking: bool = True,
         max_turns: int = 6,
@@ -102,7 +110,8 @@ class SqlEnv(ToolEnv):
         tasks = shared_tasks(data_path, db_dir, dataset)
         if tool_servers is None:
             tool_servers = sql_server_config(db_dir, transport=transport, timeout_s=query_timeout_s)
-        reward = shared_reward(db_dir, comparison or dataset, distinct, float(query_timeout_s), empty_gold)
+        reward = shared_reward(db_dir, comparison or dataset, distinct, float(query_timeout_s), empty_gold,
+                               bool(test_suite))
         super().__init__(tasks=tasks, tool_servers=tool_servers, parser=HermesToolCallParser(max_tool_calls),
                          chat_format=Qwen3ChatFormat(enable_thinking=enable_thinking), reward_model=reward,
                          max_turns=max_turns, **env_kwargs)

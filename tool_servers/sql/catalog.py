@@ -3,6 +3,10 @@
 ``find_databases(db_dir)`` reads ``<db_dir>/<db_id>/<db_id>.sqlite`` (Spider's ``database/``, BIRD's
 ``dev_databases/``; ``.db`` and ``.sqlite3`` too) and flat ``<db_dir>/<db_id>.sqlite`` files. A ``db_id`` is only
 ever looked up in that mapping, never turned into a path, so no argument can reach a file outside it.
+
+A database in its own folder (``<db_dir>/<db_id>/``) may have variants beside it: the official Spider test-suite
+databases put the same schema with other rows in every ``.sqlite`` file of that folder. ``variants(db_id)`` opens
+them all (for the reward); ``get(db_id)`` is always the main file alone (for the tools).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any, TypeVar
 
 from tool_servers.sql.engine import ReadOnlyDatabase
 
-__all__ = ["DatabaseCatalog", "UnknownDatabase", "find_databases"]
+__all__ = ["DatabaseCatalog", "UnknownDatabase", "find_databases", "find_variants"]
 
 SQLITE_SUFFIXES = (".sqlite", ".db", ".sqlite3")
 T = TypeVar("T")
@@ -50,6 +54,20 @@ def find_databases(db_dir: str | os.PathLike[str]) -> dict[str, Path]:
     return dict(sorted(found.items()))
 
 
+def find_variants(db_id: str, main: str | os.PathLike[str], db_dir: str | os.PathLike[str] | None = None
+                  ) -> list[Path]:
+    """The database files of ``db_id`` whose main file is ``main``: ``main`` first, then, when it lies in a folder
+    of its own named ``db_id`` (not ``db_dir`` itself, where flat files are other databases), every other
+    ``.sqlite`` file of that folder, sorted by name (the official test-suite evaluator reads every one too)."""
+    main = Path(main)
+    folder = main.parent
+    if folder.name != db_id or (db_dir is not None and folder.resolve() == Path(db_dir).resolve()):
+        return [main]
+    others = [path for path in sorted(folder.iterdir())
+              if path.suffix.lower() == ".sqlite" and path.name != main.name and path.is_file()]
+    return [main, *others]
+
+
 class DatabaseCatalog:
     """Read-only databases by ``db_id`` (each opened on first use, with its own connection pool) and a pool of
     ``threads`` worker threads to run queries in, so an event loop is never blocked by SQLite."""
@@ -67,6 +85,7 @@ class DatabaseCatalog:
         self.threads = threads
         self.pool_size = pool_size or threads
         self._open: dict[str, ReadOnlyDatabase] = {}
+        self._variants: dict[str, tuple[ReadOnlyDatabase, ...]] = {}
         self._lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
 
@@ -91,6 +110,21 @@ class DatabaseCatalog:
                 database = self._open[db_id] = ReadOnlyDatabase(self.paths[db_id], db_id, self.pool_size)
         return database
 
+    def variants(self, db_id: str) -> tuple[ReadOnlyDatabase, ...]:
+        """``get(db_id)`` followed by the other ``.sqlite`` files of its folder (``find_variants``), each read-only
+        with its own connection pool; the folder is read once. Just ``(get(db_id),)`` when there are none."""
+        cached = self._variants.get(db_id) if isinstance(db_id, str) else None
+        if cached is not None:
+            return cached
+        main = self.get(db_id)
+        paths = find_variants(db_id, self.paths[db_id], self.db_dir)[1:]
+        with self._lock:
+            cached = self._variants.get(db_id)
+            if cached is None:
+                cached = self._variants[db_id] = (main, *(ReadOnlyDatabase(path, db_id, self.pool_size)
+                                                          for path in paths))
+        return cached
+
     def _pool(self) -> ThreadPoolExecutor:
         if self._executor is None:
             with self._lock:
@@ -106,6 +140,8 @@ class DatabaseCatalog:
         with self._lock:
             executor, self._executor = self._executor, None
             databases, self._open = list(self._open.values()), {}
+            databases += [variant for suite in self._variants.values() for variant in suite[1:]]
+            self._variants = {}
         if executor is not None:
             executor.shutdown(wait=False, cancel_futures=True)
         for database in databases:
