@@ -1,6 +1,6 @@
 import json
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from rlfactory_envs.kernel.parsers import HermesToolCallParser, SearchR1Parser, make_parser, strip_reasoning
@@ -97,6 +97,8 @@ json_values = st.recursive(
        arguments=st.dictionaries(st.text(), json_values, max_size=4))
 def test_hermes_round_trip(name, arguments):
     payload = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+    # the format cannot carry its own closing tag, nor the end of reasoning, inside a call (Qwen's parser neither)
+    assume("</tool_call>" not in payload and "</think>" not in payload)
     action = hermes.parse("I will call a tool.\n" + block(payload))
     assert action.errors == []
     assert [(c.name, c.arguments) for c in action.tool_calls] == [(name, arguments)]
