@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import verl
 from hydra import compose, initialize_config_dir
@@ -21,6 +22,8 @@ from verl.protocol import DataProto
 from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
 from verl.workers.rollout.replica import TokenOutput
 
+import rlfactory_envs  # noqa: F401 - registers the rlf/* ids
+from adapters.chat_prompt import prompt_text, template_kwargs_for
 from adapters.verl import AGENT_LOOP_CONFIG_PATH
 from tests.adapters.stop_strings import stop_after
 from tests.conftest import shared_file
@@ -133,3 +136,34 @@ def valid_ids(output: DataProto, index: int) -> tuple[list[int], list[int], list
     mask = output.batch["response_mask"][index][response_keep].tolist()
     logprobs = output.batch["rollout_log_probs"][index][response_keep].tolist()
     return prompt, response, mask, logprobs
+
+
+def replay(tokenizer: Any, env_id: str, task: dict, responses: Sequence[str],
+           **env_kwargs: Any) -> tuple[str, str, float, list[str]]:
+    """The same episode played on a fresh env by text: (rendered prompt, response-side transcript, reward,
+    observations)."""
+    env = gym.make(env_id, **env_kwargs).unwrapped
+    try:
+        _, info = env.reset(options={"task": task})
+        prompt = prompt_text(tokenizer, info["messages"], info["tools"], **template_kwargs_for(env))
+        user_prompt = env.transcript
+        observations, reward = [], 0.0
+        for response in responses:
+            obs, reward, terminated, truncated, _ = env.step(response)
+            observations.append(obs)
+            if terminated or truncated:
+                break
+        return prompt, env.transcript[len(user_prompt):], reward, observations
+    finally:
+        env.close()
+
+
+def mask_runs(ids: Sequence[int], mask: Sequence[int], bit: int) -> list[list[int]]:
+    """The maximal runs of ``ids`` whose mask is ``bit``: the model's turns (1) or the env's (0), in order."""
+    runs: list[list[int]] = []
+    for previous, (token, m) in zip([None, *mask], zip(ids, mask)):
+        if m == bit:
+            if previous != bit:
+                runs.append([])
+            runs[-1].append(token)
+    return runs

@@ -13,19 +13,19 @@ import pytest
 pytest.importorskip("verl", reason="the verl adapter tests run in .venv-verl (bash .ci/verl.sh): verl is not "
                                    "installed here")
 
-import gymnasium as gym  # noqa: E402
 import hydra  # noqa: E402
 from verl.experimental.agent_loop.agent_loop import DictConfigWrap, _agent_loop_registry  # noqa: E402
 from verl.trainer.ppo.reward import load_reward_manager  # noqa: E402
 
-from adapters.chat_prompt import prompt_text, template_kwargs_for  # noqa: E402
 from adapters.prepare_data import main as prepare_data  # noqa: E402
 from adapters.verl import RlfAgentLoop, compute_score  # noqa: E402
 from tests.adapters.verl.harness import (  # noqa: E402
     ScriptedServer,
     agent_loop_worker,
     dataset_batch,
+    mask_runs,
     qwen3_model_dir,
+    replay,
     scripted_logprob,
     valid_ids,
 )
@@ -73,25 +73,6 @@ def scripts_for(tasks: list[dict]) -> dict[str, list[str]]:
     return {task["question"]: episode_script(task, correct=index % 2 == 0) for index, task in enumerate(tasks)}
 
 
-def replay(tokenizer, task: dict, responses: list[str], **env_kwargs) -> tuple[str, str, float, list[str]]:
-    """The same episode played on a fresh env by text: (rendered prompt, response-side transcript, reward,
-    observations)."""
-    env = gym.make(ENV_ID, **env_kwargs).unwrapped
-    try:
-        _, info = env.reset(options={"task": task})
-        prompt = prompt_text(tokenizer, info["messages"], info["tools"], **template_kwargs_for(env))
-        user_prompt = env.transcript
-        observations, reward = [], 0.0
-        for response in responses:
-            obs, reward, terminated, truncated, _ = env.step(response)
-            observations.append(obs)
-            if terminated or truncated:
-                break
-        return prompt, env.transcript[len(user_prompt):], reward, observations
-    finally:
-        env.close()
-
-
 def test_the_worker_registers_and_instantiates_the_loops_of_agent_loop_yaml(model_dir):
     worker = agent_loop_worker(model_dir, server=None)
     for name in ("rlf_agent", "rlf_search_agent"):
@@ -134,14 +115,14 @@ def test_search_episodes_through_the_worker_match_the_env_transcript(model_dir, 
         task = tasks[i // REPEAT]
         script = episode_script(task, correct=(i // REPEAT) % 2 == 0)
         prompt_ids, response_ids, mask, logprobs = valid_ids(output, i)
-        prompt, transcript, reward, observations = replay(tokenizer, task, script)
+        prompt, transcript, reward, observations = replay(tokenizer, ENV_ID, task, script)
 
         assert tokenizer.decode(prompt_ids, skip_special_tokens=False) == prompt
         assert tokenizer.decode(response_ids, skip_special_tokens=False) == transcript
         # mask 1 exactly on the model's tokens, which are the scripted responses' ids as generated
-        model_runs = _runs(response_ids, mask, 1)
+        model_runs = mask_runs(response_ids, mask, 1)
         assert model_runs == [tokenizer.encode(r, add_special_tokens=False) for r in script]
-        assert [tokenizer.decode(run, skip_special_tokens=False) for run in _runs(response_ids, mask, 0)] == \
+        assert [tokenizer.decode(run, skip_special_tokens=False) for run in mask_runs(response_ids, mask, 0)] == \
             observations[:-1]
         assert logprobs == pytest.approx([scripted_logprob(t) if m else 0.0 for t, m in zip(response_ids, mask)])
 
@@ -230,19 +211,6 @@ def test_compute_score_on_a_solution_string(tasks):
     assert compute_score("rlf-search-sample", "no answer at all", ground_truth, extra_info) == 0.0
 
 
-def _runs(ids: list[int], mask: list[int], bit: int) -> list[list[int]]:
-    runs, current = [], []
-    for token, m in zip(ids, mask):
-        if m == bit:
-            current.append(token)
-        elif current:
-            runs.append(current)
-            current = []
-    if current:
-        runs.append(current)
-    return runs
-
-
 def _reward_file():
     import adapters.verl.reward as reward_module
 
@@ -257,7 +225,7 @@ def test_a_prompt_over_rollout_prompt_length_is_left_truncated_as_verl_does(mode
     assert "exceeded rollout.prompt_length=200" in caplog.text
     for i in range(len(output)):
         prompt_ids, response_ids, _, _ = valid_ids(output, i)
-        full_prompt, _, _, _ = replay(worker.tokenizer, tasks[i], episode_script(tasks[i], correct=True))
+        full_prompt, _, _, _ = replay(worker.tokenizer, ENV_ID, tasks[i], episode_script(tasks[i], correct=True))
         assert prompt_ids == worker.tokenizer.encode(full_prompt, add_special_tokens=False)[-200:]
         assert output.non_tensor_batch["rlf_metrics"][i]["prompt_truncated"] == 1.0
         assert output.non_tensor_batch["rlf_stop_reason"][i] == "answer"
@@ -279,7 +247,7 @@ def test_thinking_off_in_the_env_renders_the_prompt_without_thinking_whatever_th
     assert "['enable_thinking'] disagree with the env's chat format" in caplog.text
     for i, task in enumerate(tasks):
         prompt_ids, response_ids, _, _ = valid_ids(output, i)
-        prompt, transcript, reward, _ = replay(worker.tokenizer, task, scripts[task["question"]],
+        prompt, transcript, reward, _ = replay(worker.tokenizer, ENV_ID, task, scripts[task["question"]],
                                                enable_thinking=False)
         assert prompt.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
         assert worker.tokenizer.decode(prompt_ids, skip_special_tokens=False) == prompt

@@ -12,19 +12,19 @@ import pytest
 pytest.importorskip("verl", reason="the verl adapter tests run in .venv-verl (bash .ci/verl.sh): verl is not "
                                    "installed here")
 
-import gymnasium as gym  # noqa: E402
 import hydra  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 from verl.experimental.agent_loop.agent_loop import DictConfigWrap, _agent_loop_registry  # noqa: E402
 
-from adapters.chat_prompt import prompt_text, template_kwargs_for  # noqa: E402
 from adapters.prepare_data import main as prepare_data  # noqa: E402
 from tests.adapters.stop_strings import stop_after  # noqa: E402
 from tests.adapters.verl.harness import (  # noqa: E402
     ScriptedServer,
     agent_loop_worker,
     dataset_batch,
+    mask_runs,
     qwen3_model_dir,
+    replay,
     scripted_logprob,
     valid_ids,
 )
@@ -66,34 +66,6 @@ def tasks(parquet):
     return [json.loads(row["extra_info"]["task"]) for row in pq.read_table(parquet).to_pylist()]
 
 
-def replay(tokenizer, task: dict, responses: list[str]) -> tuple[str, str, float, list[str]]:
-    """The same episode on a fresh env by text: (prompt, response-side transcript, reward, observations)."""
-    env = gym.make(ENV_ID).unwrapped
-    try:
-        _, info = env.reset(options={"task": task})
-        prompt = prompt_text(tokenizer, info["messages"], info["tools"], **template_kwargs_for(env))
-        user_prompt = env.transcript
-        observations, reward = [], 0.0
-        for response in responses:
-            obs, reward, terminated, truncated, _ = env.step(response)
-            observations.append(obs)
-            if terminated or truncated:
-                break
-        return prompt, env.transcript[len(user_prompt):], reward, observations
-    finally:
-        env.close()
-
-
-def _runs(ids: list[int], mask: list[int], bit: int) -> list[list[int]]:
-    runs: list[list[int]] = []
-    for previous, (token, m) in zip([None, *mask], zip(ids, mask)):
-        if m == bit:
-            if previous != bit:
-                runs.append([])
-            runs[-1].append(token)
-    return runs
-
-
 def test_a_search_r1_episode_stops_after_each_query_and_answer(model_dir, parquet, tasks):
     worker = agent_loop_worker(model_dir, server=None)
     scripts = {task["question"]: episode_script(task, correct=i == 0) for i, task in enumerate(tasks)}
@@ -109,15 +81,15 @@ def test_a_search_r1_episode_stops_after_each_query_and_answer(model_dir, parque
         # Qwen's ">\n\n" is one token: the first query runs two newlines past its stop string, as on vLLM
         assert texts[0].endswith(" </search>\n\n") and texts[1].endswith(" history </search>")
         assert texts[2].endswith(" </answer>")
-        prompt, transcript, reward, observations = replay(tok, task, texts)
+        prompt, transcript, reward, observations = replay(tok, ENV_ID, task, texts)
         prompt_ids, response_ids, mask, logprobs = valid_ids(output, i)
 
         assert tok.decode(prompt_ids, skip_special_tokens=False) == prompt
         assert tok.decode(response_ids, skip_special_tokens=False) == transcript
         assert "Invented" not in transcript and "I am confident" not in transcript
         assert transcript.count("<information>") == 2 and "<|im_end|>" not in transcript
-        assert _runs(response_ids, mask, 1) == generated
-        assert [tok.decode(run, skip_special_tokens=False) for run in _runs(response_ids, mask, 0)] == \
+        assert mask_runs(response_ids, mask, 1) == generated
+        assert [tok.decode(run, skip_special_tokens=False) for run in mask_runs(response_ids, mask, 0)] == \
             observations[:-1]
         assert logprobs == pytest.approx([scripted_logprob(t) if m else 0.0 for t, m in zip(response_ids, mask)])
 
