@@ -6,6 +6,7 @@ Import only after ``pytest.importorskip("verl")``.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -24,6 +25,7 @@ from verl.workers.rollout.replica import TokenOutput
 
 import rlfactory_envs  # noqa: F401 - registers the rlf/* ids
 from adapters.chat_prompt import prompt_text, template_kwargs_for
+from adapters.prepare_data import main as prepare_data
 from adapters.verl import AGENT_LOOP_CONFIG_PATH
 from tests.adapters.stop_strings import stop_after
 from tests.conftest import shared_file
@@ -167,3 +169,14 @@ def mask_runs(ids: Sequence[int], mask: Sequence[int], bit: int) -> list[list[in
                 runs.append([])
             runs[-1].append(token)
     return runs
+
+
+def prepared_rows(directory: Path, env_id: str, rows: int) -> tuple[Path, list[dict]]:
+    """``rows`` tasks of ``env_id`` written by ``adapters.prepare_data`` in verl's layout (agent
+    ``rlf_search_agent``) into ``directory``, and the tasks as the rows carry them."""
+    import pyarrow.parquet as pq
+
+    path = directory / "train.parquet"
+    assert prepare_data(["--trainer", "verl", "--env", env_id, "--out", str(path), "--limit", str(rows),
+                         "--agent-name", "rlf_search_agent"]) == 0
+    return path, [json.loads(row["extra_info"]["task"]) for row in pq.read_table(path).to_pylist()]

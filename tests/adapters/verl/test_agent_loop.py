@@ -24,6 +24,7 @@ from tests.adapters.verl.harness import (  # noqa: E402
     agent_loop_worker,
     dataset_batch,
     mask_runs,
+    prepared_rows,
     qwen3_model_dir,
     replay,
     scripted_logprob,
@@ -55,18 +56,18 @@ def model_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def parquet(tmp_path_factory):
-    path = tmp_path_factory.mktemp("data") / "train.parquet"
-    assert prepare_data(["--trainer", "verl", "--env", ENV_ID, "--out", str(path), "--limit", str(ROWS),
-                         "--agent-name", "rlf_search_agent"]) == 0
-    return path
+def prepared(tmp_path_factory):
+    return prepared_rows(tmp_path_factory.mktemp("data"), ENV_ID, ROWS)
 
 
 @pytest.fixture(scope="module")
-def tasks(parquet):
-    import pyarrow.parquet as pq
+def parquet(prepared):
+    return prepared[0]
 
-    return [json.loads(row["extra_info"]["task"]) for row in pq.read_table(parquet).to_pylist()]
+
+@pytest.fixture(scope="module")
+def tasks(prepared):
+    return prepared[1]
 
 
 def scripts_for(tasks: list[dict]) -> dict[str, list[str]]:

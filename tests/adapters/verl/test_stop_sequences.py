@@ -5,7 +5,6 @@ scripted server stops there as vLLM does, and the model's hallucinated ``<inform
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
 
@@ -16,13 +15,13 @@ import hydra  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 from verl.experimental.agent_loop.agent_loop import DictConfigWrap, _agent_loop_registry  # noqa: E402
 
-from adapters.prepare_data import main as prepare_data  # noqa: E402
 from tests.adapters.stop_strings import stop_after  # noqa: E402
 from tests.adapters.verl.harness import (  # noqa: E402
     ScriptedServer,
     agent_loop_worker,
     dataset_batch,
     mask_runs,
+    prepared_rows,
     qwen3_model_dir,
     replay,
     scripted_logprob,
@@ -52,18 +51,18 @@ def model_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def parquet(tmp_path_factory):
-    path = tmp_path_factory.mktemp("data") / "search_r1.parquet"
-    assert prepare_data(["--trainer", "verl", "--env", ENV_ID, "--out", str(path), "--limit", str(ROWS),
-                         "--agent-name", "rlf_search_agent"]) == 0
-    return path
+def prepared(tmp_path_factory):
+    return prepared_rows(tmp_path_factory.mktemp("data"), ENV_ID, ROWS)
 
 
 @pytest.fixture(scope="module")
-def tasks(parquet):
-    import pyarrow.parquet as pq
+def parquet(prepared):
+    return prepared[0]
 
-    return [json.loads(row["extra_info"]["task"]) for row in pq.read_table(parquet).to_pylist()]
+
+@pytest.fixture(scope="module")
+def tasks(prepared):
+    return prepared[1]
 
 
 def test_a_search_r1_episode_stops_after_each_query_and_answer(model_dir, parquet, tasks):
