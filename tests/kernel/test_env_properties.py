@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rlfactory_envs
-from rlfactory_envs import EnvBatch, EpisodeOver
+from rlfactory_envs import EnvBatch
+from tests.env_semantics import assert_max_turns_truncates, play_checking_semantics
 
 FORMATS = ["rlf/Search-NQ-v0", "rlf/Search-NQ-SearchR1-v0"]
 PROPERTY_SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -51,34 +52,13 @@ def test_seeded_reset_is_deterministic(env, seed):
 @PROPERTY_SETTINGS
 @given(seed=st.integers(0, 1000), episode=st.lists(actions, min_size=1, max_size=6))
 def test_episode_semantics(env, seed, episode):
-    obs, info = env.reset(seed=seed)
-    assert isinstance(obs, str) and env.observation_space.contains(obs)
-    low, high = env.reward_range
-    turns = 0
-    for action in episode:
-        obs, reward, terminated, truncated, info = env.step(action)
-        turns += 1
-        assert isinstance(obs, str) and env.observation_space.contains(obs)
-        assert low <= reward <= high
-        assert not (terminated and truncated)
-        assert turns <= env.max_turns
-        if terminated or truncated:
-            assert obs == ""
-            with pytest.raises(EpisodeOver):
-                env.step("again")
-            break
-        assert reward == 0.0
+    play_checking_semantics(env, seed, episode)
 
 
 @PROPERTY_SETTINGS
 @given(seed=st.integers(0, 1000))
 def test_max_turns_bounds_every_episode(env, seed):
-    env.reset(seed=seed)
-    for turn in range(1, env.max_turns + 1):
-        _, reward, terminated, truncated, info = env.step("I am still thinking.")
-        if turn < env.max_turns:
-            assert not (terminated or truncated)
-    assert truncated and not terminated and reward == 0.0 and info["truncation_reason"] == "max_turns"
+    assert_max_turns_truncates(env, seed, "I am still thinking.")
 
 
 @settings(max_examples=15, deadline=None)

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rlfactory_envs  # noqa: F401
-from rlfactory_envs import EnvBatch, EpisodeOver
+from rlfactory_envs import EnvBatch
+from tests.env_semantics import assert_max_turns_truncates, play_checking_semantics
 
 IDS = ["rlf/NL2SQL-Spider-v0", "rlf/NL2SQL-BIRD-v0"]
 PROPERTY_SETTINGS = settings(max_examples=25, deadline=None,
@@ -60,31 +61,16 @@ def test_seeded_reset_is_deterministic(env, seed):
 @PROPERTY_SETTINGS
 @given(seed=st.integers(0, 1000), episode=st.lists(actions, min_size=1, max_size=5))
 def test_episode_semantics(env, seed, episode):
-    obs, _ = env.reset(seed=seed)
-    assert env.observation_space.contains(obs)
-    for action in episode:
-        obs, reward, terminated, truncated, info = env.step(action)
-        assert isinstance(obs, str) and env.observation_space.contains(obs)
-        assert reward in (0.0, 1.0) and not (terminated and truncated)
+    for reward, info in play_checking_semantics(env, seed, episode):
+        assert reward in (0.0, 1.0)
         for result in info.get("tool_results", []):
             assert "Traceback" not in result["text"]
-        if terminated or truncated:
-            assert obs == "" and "reward_parts" in info
-            with pytest.raises(EpisodeOver):
-                env.step("again")
-            break
-        assert reward == 0.0
 
 
 @PROPERTY_SETTINGS
 @given(seed=st.integers(0, 1000))
 def test_max_turns_bounds_every_episode(env, seed):
-    env.reset(seed=seed)
-    for turn in range(1, env.max_turns + 1):
-        _, reward, terminated, truncated, info = env.step(call("list_tables"))
-        if turn < env.max_turns:
-            assert not (terminated or truncated)
-    assert truncated and not terminated and reward == 0.0 and info["truncation_reason"] == "max_turns"
+    assert_max_turns_truncates(env, seed, call("list_tables"))
 
 
 @settings(max_examples=10, deadline=None)
