@@ -1,7 +1,7 @@
 """The episode's prompt in the policy's chat template: the env's first messages and tool schemas, rendered once.
 
 Only the prompt is rendered with the template; every later turn is the model's own tokens plus the env's text
-deltas (see ``adapters.token_episode``).
+deltas (see ``rlfactory_adapters.token_episode``).
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import Any
 
 
 def template_kwargs_for(env: Any) -> dict[str, Any]:
-    """The chat-template kwargs that make the prompt agree with the env's observations: Qwen3 with
-    ``enable_thinking=False`` opens every assistant turn with an empty think block, so the prompt must too."""
-    enable_thinking = getattr(getattr(env, "chat_format", None), "enable_thinking", None)
-    return {} if enable_thinking is None else {"enable_thinking": bool(enable_thinking)}
+    """The chat-template kwargs that make the prompt agree with the env's observations (its chat format's
+    ``template_kwargs``: Qwen3 with ``enable_thinking=False`` opens every assistant turn with an empty think block,
+    so the prompt must too)."""
+    return dict(env.chat_format.template_kwargs)
 
 
 def prompt_text(tokenizer: Any, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None,

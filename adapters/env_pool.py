@@ -16,9 +16,7 @@ from collections import defaultdict
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
-import gymnasium as gym
-
-import rlfactory_envs  # noqa: F401 - registers the rlf/* ids
+from rlfactory_envs import make_env
 from rlfactory_envs.kernel.env import ToolEnv
 
 
@@ -36,17 +34,14 @@ class EnvPool:
         self._lock = threading.Lock()
 
     def take(self, env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> ToolEnv:
-        """An idle env for ``env_id`` built with ``env_kwargs``, or a new one."""
+        """An idle env for ``env_id`` (a registered id or an env spec path) built with ``env_kwargs``, or a new
+        one."""
         key = env_key(env_id, env_kwargs)
         with self._lock:
             idle = self._idle.get(key)
             if idle:
                 return idle.pop()
-        env = gym.make(env_id, **dict(env_kwargs or {})).unwrapped
-        if not isinstance(env, ToolEnv):
-            env.close()
-            raise TypeError(f"{env_id!r} is not an rlf tool env")
-        return env
+        return make_env(env_id, **dict(env_kwargs or {}))
 
     def give_back(self, env: ToolEnv, env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> None:
         """Return a lent env. An episode still running is aborted first; a surplus env is closed."""

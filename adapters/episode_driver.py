@@ -18,9 +18,9 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapters.chat_prompt import prompt_text, template_kwargs_for
-from adapters.delta_encoder import delta_encoder
-from adapters.token_episode import TokenEpisode
+from rlfactory_adapters.chat_prompt import prompt_text, template_kwargs_for
+from rlfactory_adapters.delta_encoder import delta_encoder
+from rlfactory_adapters.token_episode import TokenEpisode
 from rlfactory_envs.kernel.env import ToolEnv
 
 

@@ -9,28 +9,24 @@ the same reward for the same answer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from adapters.env_pool import SHARED_POOL
-from reward_models.base import Reward, RewardInput
+from rlfactory_adapters.env_pool import SHARED_POOL
 from rlfactory_envs.kernel.env import ToolEnv
-
-LAST_TURN_MARKERS = ("<|im_start|>assistant\n", "</information>", "\nassistant\n")
-"""Where the env's text ends and the model's last turn begins: the Qwen3 assistant header, Search-R1's results
-block, and the header as it reads when special tokens were skipped in decoding (verl's reward manager)."""
+from rlfactory_envs.kernel.reward import Reward, RewardInput
 
 
-def last_model_turn(response: str) -> str:
-    """The text after the latest turn marker the env wrote (the whole ``response`` when there is none)."""
-    end = max((response.rfind(marker) + len(marker) for marker in LAST_TURN_MARKERS if marker in response),
-              default=0)
+def last_model_turn(response: str, markers: Sequence[str]) -> str:
+    """The text after the latest of ``markers`` (the env's chat format's ``last_turn_markers``: where the env's text
+    ends and the model's turn begins) in ``response``; the whole ``response`` when there is none."""
+    end = max((response.rfind(marker) + len(marker) for marker in markers if marker in response), default=0)
     return response[end:]
 
 
 async def ascore_response(env: ToolEnv, task: Mapping[str, Any], response: str) -> Reward:
     """The env's reward for ``task`` when ``response`` (one or many turns) ends the episode."""
-    last = last_model_turn(response)
+    last = last_model_turn(response, env.chat_format.last_turn_markers)
     answer = env.parser.parse(last).answer
     item = RewardInput(task=env.task_from_dict(task), answer=answer, response=last)
     try:

@@ -1,7 +1,8 @@
-"""``python -m adapters.prepare_data``: write a trainer's data file from an rlf env's tasks.
+"""``python -m rlfactory_adapters.prepare_data``: write a trainer's data file from an rlf env's tasks.
 
-    python -m adapters.prepare_data --trainer verl --env rlf/Search-NQ-v0 --out data/search_nq/train.parquet
-    python -m adapters.prepare_data --trainer openrlhf --env rlf/Search-NQ-v0 --out data/search_nq/train.jsonl \\
+    python -m rlfactory_adapters.prepare_data --trainer verl --env rlf/Search-NQ-v0 --out data/search_nq/train.parquet
+    python -m rlfactory_adapters.prepare_data --trainer openrlhf --env rlf/Search-NQ-v0 \\
+        --out data/search_nq/train.jsonl \\
         --tokenizer Qwen/Qwen3-4B
 
 ``--env-kwargs`` (JSON) reaches ``gym.make`` here and, through the rows, in the trainer: e.g.
@@ -15,13 +16,14 @@ import argparse
 import json
 import sys
 
-from adapters.task_rows import VERL_AGENT_NAME, task_rows, write_openrlhf_jsonl, write_verl_parquet
+from rlfactory_adapters.task_rows import VERL_AGENT_NAME, task_rows, write_openrlhf_jsonl, write_verl_parquet
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m adapters.prepare_data", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m rlfactory_adapters.prepare_data",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("--trainer", choices=["verl", "openrlhf"], required=True)
-    parser.add_argument("--env", required=True, help="an rlf/* id")
+    parser.add_argument("--env", required=True, help="an rlf/* id or an env spec file (.yaml/.json)")
     parser.add_argument("--out", required=True, help="the file to write (.parquet for verl, .jsonl for openrlhf)")
     parser.add_argument("--env-kwargs", default="{}", help="JSON object of gym.make kwargs")
     parser.add_argument("--limit", type=int, default=None, help="at most this many tasks")

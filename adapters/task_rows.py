@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.chat_prompt import prompt_text, template_kwargs_for
-from adapters.env_pool import EnvPool
+from rlfactory_adapters.chat_prompt import prompt_text, template_kwargs_for
+from rlfactory_envs.env_spec import make_env, resolve
 
 VERL_AGENT_NAME = "rlf_agent"
 
@@ -41,15 +41,18 @@ class TaskRow:
 
 def task_rows(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *, limit: int | None = None,
               start: int = 0) -> Iterator[TaskRow]:
-    """The env's tasks in dataset order from ``start`` (at most ``limit``), each reset once for its prompt."""
-    kwargs = dict(env_kwargs or {})
-    env = EnvPool().take(env_id, kwargs)  # built and checked as the adapters build theirs; closed, not pooled
+    """The env's tasks in dataset order from ``start`` (at most ``limit``), each reset once for its prompt.
+
+    ``env_id`` is a registered id or an env spec path; a spec is resolved here, so each row names the registered
+    id and the spec's settings (paths absolute) and plays without the spec file."""
+    spec = resolve(env_id, env_kwargs)
+    env = make_env(spec.env_id, **spec.kwargs)  # built and checked as the adapters build theirs; closed, not pooled
     try:
         stop = len(env.tasks) if limit is None else min(len(env.tasks), start + limit)
         for index in range(start, stop):
             task = env.tasks[index]
             _, info = env.reset(options={"task_id": task.task_id})
-            yield TaskRow(env_id=env_id, env_kwargs=kwargs, index=index, dataset=info["dataset"],
+            yield TaskRow(env_id=spec.env_id, env_kwargs=spec.kwargs, index=index, dataset=info["dataset"],
                           task=info["task"], messages=info["messages"], tools=info["tools"],
                           ground_truth=env.ground_truth(task), template_kwargs=template_kwargs_for(env))
     finally:

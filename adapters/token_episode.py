@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from adapters.delta_encoder import DeltaEncoder, delta_encoder
+from rlfactory_adapters.delta_encoder import DeltaEncoder, delta_encoder
 
 
 class TokenEpisode:

@@ -1,8 +1,8 @@
 """Reward models: rule-based scorers, model judges and tool-verified scorers. All async and batchable."""
 
-from reward_models.base import Reward, RewardInput, RewardModel, RewardModelBase
-from reward_models.qa_match import exact_match, f1, normalize_answer, substring_match
-from reward_models.qa_reward import QAExactMatchReward
+from rlfactory_envs.kernel.reward import Reward, RewardInput, RewardModel, RewardModelBase
+from rlfactory_reward_models.qa_match import exact_match, f1, normalize_answer, substring_match
+from rlfactory_reward_models.qa_reward import QAExactMatchReward
 
 __all__ = [
     "QAExactMatchReward",

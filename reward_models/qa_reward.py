@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from reward_models.base import Reward, RewardInput, RewardModelBase
-from reward_models.qa_match import answer_list, exact_match, f1, substring_match
+from rlfactory_envs.kernel.reward import Reward, RewardInput, RewardModelBase
+from rlfactory_reward_models.qa_match import answer_list, exact_match, f1, substring_match
 
 __all__ = ["QAExactMatchReward"]
 

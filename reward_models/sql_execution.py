@@ -1,7 +1,8 @@
 """Tool-verified NL2SQL reward: run the predicted and the gold query on the task's database, compare the results.
 
 ``SqlExecutionReward`` scores 1.0 when the predicted query's result equals the gold query's result under the
-dataset's comparison (``reward_models.sql_compare``: Spider's permuted-column multisets with row order when the
+dataset's comparison (``rlfactory_reward_models.sql_compare``: Spider's permuted-column multisets with row order when
+the
 gold query orders its result at the top level, or BIRD's sets of rows), else 0.0 with the reason in ``Reward.reason``.
 
 Strict where a policy could game the official evaluators: the prediction must be exactly one read-only query
@@ -32,11 +33,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from reward_models.base import Reward, RewardInput, RewardModelBase
-from reward_models.sql_compare import Match, bird_match, spider_match
-from tool_servers.sql.catalog import DatabaseCatalog, UnknownDatabase
-from tool_servers.sql.engine import QueryError, QueryLimits, QueryResult
-from tool_servers.sql.statement_check import UnsafeQuery, has_top_level_order_by, without_distinct
+from rlfactory_envs.kernel.reward import Reward, RewardInput, RewardModelBase
+from rlfactory_reward_models.sql_compare import Match, bird_match, spider_match
+from rlfactory_tool_servers.sqlite_sandbox.catalog import DatabaseCatalog, UnknownDatabase
+from rlfactory_tool_servers.sqlite_sandbox.engine import QueryError, QueryLimits, QueryResult
+from rlfactory_tool_servers.sqlite_sandbox.statement_check import UnsafeQuery, has_top_level_order_by, without_distinct
 
 __all__ = ["SqlExecutionReward", "extract_sql"]
 

@@ -10,11 +10,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import rlfactory_envs
+from rlfactory_envs.env_spec import resolve
+from rlfactory_envs.kernel.errors import ConfigError
+from rlfactory_envs.kernel.families import discover_servers
+from rlfactory_envs.registry import ENVIRONMENTS, FAMILIES
 from rlfactory_envs.rollout.policy import OpenAIChatPolicy
 from rlfactory_envs.rollout.runner import run_rollouts
 
-TOOL_SERVERS = ("search", "sql", "sleep")
+SERVER_PACKAGE = "rlfactory_tool_servers"
 
 
 def positive_int(text: str) -> int:
@@ -51,6 +54,7 @@ def rollout(args: argparse.Namespace) -> int:
             return env.scripted_policy()
 
     kwargs = _env_kwargs(args.set, args.env_kwargs)
+    resolve(args.env_id, kwargs)  # a bad id, spec or setting fails here, before any output is opened
     out_path = Path(args.out) if args.out else None
     out = out_path.open("w", encoding="utf-8") if out_path else None
     try:
@@ -69,22 +73,38 @@ def rollout(args: argparse.Namespace) -> int:
 
 
 def serve(args: argparse.Namespace, rest: list[str]) -> int:
-    from tool_servers.launch import serve as serve_server
+    """Run a tool server; a family's embedded sample stands in for the data options the user did not give."""
+    from rlfactory_tool_servers.launch import serve as serve_server
 
-    module = importlib.import_module(f"tool_servers.{args.server}")
-    if args.server == "search" and "--corpus" not in rest:
-        from rlfactory_envs.search.tasks import SAMPLE_CORPUS_PATH
-        rest = [*rest, "--corpus", str(SAMPLE_CORPUS_PATH)]
-    if args.server == "sql" and "--db-dir" not in rest:
-        from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
-        rest = [*rest, "--db-dir", str(SAMPLE_DB_DIR)]
+    module = importlib.import_module(f"{SERVER_PACKAGE}.{args.server}")
+    for family in FAMILIES:
+        for option, value in family.serve_defaults.get(args.server, {}).items():
+            if option not in rest:
+                rest = [*rest, option, value]
     serve_server(module.build_server, rest)
     return 0
 
 
 def bench(rest: list[str]) -> int:
-    from rlfactory_envs.benchmarks import main as bench_main
+    """Run ``benchmarks/env_bench.py`` of the source checkout this package is installed from."""
+    root = Path(__file__).resolve().parents[1]
+    if not (root / "benchmarks" / "env_bench.py").is_file():
+        raise ConfigError(f"rlf bench runs the benchmarks of a source checkout; there are none in {root} (install "
+                          "the project with `pip install -e .` from a clone)")
+    sys.path.insert(0, str(root))
+    from benchmarks.env_bench import main as bench_main
     return bench_main(rest)
+
+
+def list_envs(refs: list[str]) -> int:
+    """The registered ids with what they are; for each env spec given, the id and settings it resolves to."""
+    width = max(len(env_id) for env_id in ENVIRONMENTS)
+    for env_id, entry in ENVIRONMENTS.items():
+        print(f"{env_id:<{width}}  {entry.description}".rstrip())
+    for ref in refs:
+        spec = resolve(ref)
+        print(f"{ref}: {spec.env_id} {json.dumps(spec.kwargs, sort_keys=True)}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,7 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     ro = sub.add_parser("rollout", help="run episodes with a policy and write trajectories as JSONL")
-    ro.add_argument("env_id", help="e.g. rlf/Search-NQ-v0 (see `rlf list`)")
+    ro.add_argument("env_id", help="a registered id, e.g. rlf/Search-NQ-v0 (see `rlf list`), or an env spec file "
+                    "(.yaml/.json)")
     ro.add_argument("--policy", choices=["scripted", "openai"], default="scripted",
                     help="scripted: the env's offline baseline; openai: an OpenAI-compatible chat endpoint")
     ro.add_argument("-n", type=positive_int, default=32, help="episodes (default 32)")
@@ -112,11 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
     ro.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     sv = sub.add_parser("serve", help="run a tool server (extra arguments go to the server)")
-    sv.add_argument("server", choices=TOOL_SERVERS)
+    sv.add_argument("server", choices=discover_servers(SERVER_PACKAGE))
 
     sub.add_parser("bench", help="run the benchmarks (extra arguments go to the benchmark, see `rlf bench -h`)",
                    add_help=False)
-    sub.add_parser("list", help="list the registered environment ids")
+    ls = sub.add_parser("list", help="list the registered environment ids (and what given env specs resolve to)")
+    ls.add_argument("specs", nargs="*", help="env spec files to check and show")
     return parser
 
 
@@ -124,17 +146,19 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
-    if args.command == "serve":
-        return serve(args, rest)
-    if args.command == "bench":
-        return bench(rest)
-    if rest:
-        parser.error(f"unrecognised arguments: {' '.join(rest)}")
-    if args.command == "list":
-        for env_id in rlfactory_envs.ENVIRONMENTS:
-            print(env_id)
-        return 0
-    return rollout(args)
+    try:
+        if args.command == "serve":
+            return serve(args, rest)
+        if args.command == "bench":
+            return bench(rest)
+        if rest:
+            parser.error(f"unrecognised arguments: {' '.join(rest)}")
+        if args.command == "list":
+            return list_envs(args.specs)
+        return rollout(args)
+    except (ConfigError, FileNotFoundError) as exc:  # a user's mistake: one line, no traceback
+        print(f"rlf {args.command}: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

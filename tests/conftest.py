@@ -33,7 +33,7 @@ def shared_file(relative: str) -> Path:
 
 def sleep_server_entry(**tuning) -> dict:
     """The sleep/fault-injection server as a real stdio subprocess."""
-    return {"command": sys.executable, "args": ["-m", "tool_servers.sleep"], **tuning}
+    return {"command": sys.executable, "args": ["-m", "rlfactory_tool_servers.sleep"], **tuning}
 
 
 def free_port() -> int:

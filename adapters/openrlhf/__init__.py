@@ -7,10 +7,10 @@ try:
     import openrlhf.utils.agent  # noqa: F401
 except ImportError as exc:  # pragma: no cover - exercised by the import test with openrlhf hidden
     raise ImportError(
-        "adapters.openrlhf needs OpenRLHF 0.11.x, which is not installed (or not importable: "
+        "rlfactory_adapters.openrlhf needs OpenRLHF 0.11.x, which is not installed (or not importable: "
         f"{exc}). Install it with: pip install 'rlfactory-envs[openrlhf]' (or 'openrlhf>=0.11,<0.12')."
     ) from exc
 
-from adapters.openrlhf.agent_func import AgentExecutor, AgentInstance  # noqa: E402
+from rlfactory_adapters.openrlhf.agent_func import AgentExecutor, AgentInstance  # noqa: E402
 
 __all__ = ["AgentExecutor", "AgentInstance"]

@@ -2,7 +2,7 @@
 
     --train.agent_func_path adapters/openrlhf/agent_func.py --data.input_key prompt --data.label_key label
 
-Each data row's ``label`` names the env and the task (``python -m adapters.prepare_data --trainer openrlhf``).
+Each data row's ``label`` names the env and the task (``python -m rlfactory_adapters.prepare_data --trainer openrlhf``).
 OpenRLHF's own ``MultiTurnAgentExecutor`` runs the loop and keeps the token bookkeeping token-in/token-out: the
 model's ids as generated (``action_ranges``, rollout log-probabilities), each ``environment_feedback`` tokenised
 on its own and appended (mask 0). This file supplies the agent:
@@ -33,10 +33,10 @@ from typing import Any
 import torch
 from openrlhf.utils.agent import AgentExecutorBase, AgentInstanceBase, MultiTurnAgentExecutor
 
-from adapters.chat_prompt import prompt_text, template_kwargs_for
-from adapters.env_pool import EnvPool
-from adapters.openrlhf.episode_label import EpisodeLabel
-from adapters.openrlhf.sample_run import SampleRun
+from rlfactory_adapters.chat_prompt import prompt_text, template_kwargs_for
+from rlfactory_adapters.env_pool import EnvPool
+from rlfactory_adapters.openrlhf.episode_label import EpisodeLabel
+from rlfactory_adapters.openrlhf.sample_run import SampleRun
 
 logger = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """The trainer's tokenizer as OpenRLHF's executor calls it, with the observation deltas tokenised by
-``adapters.delta_encoder`` (the same ids, several times faster on long tool responses).
+``rlfactory_adapters.delta_encoder`` (the same ids, several times faster on long tool responses).
 
 OpenRLHF's ``MultiTurnAgentExecutor`` tokenises the prompt and each ``environment_feedback`` with
 ``hf_tokenizer(text=..., add_special_tokens=False, return_tensors="pt")``. The adapter has already tokenised the
@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from adapters.delta_encoder import DeltaEncoder
+from rlfactory_adapters.delta_encoder import DeltaEncoder
 
 
 class DeltaTokenizer:

@@ -1,6 +1,6 @@
 """The ``label`` of an OpenRLHF data row: which env to build and which task to play, as JSON.
 
-``adapters.task_rows.TaskRow.label()`` writes it: ``{"env_id": "rlf/Search-NQ-v0", "env_kwargs": {...},
+``rlfactory_adapters.task_rows.TaskRow.label()`` writes it: ``{"env_id": "rlf/Search-NQ-v0", "env_kwargs": {...},
 "task": {...}}``. OpenRLHF hands the label to the agent untouched (a str from jsonl; a dict when the row held an
 object).
 """
@@ -30,7 +30,7 @@ class EpisodeLabel:
                 data = json.loads(label)
             except ValueError as exc:
                 raise ValueError(f"the OpenRLHF label is not JSON ({exc}); write the data file with `python -m "
-                                 f"adapters.prepare_data --trainer openrlhf`: {str(label)[:200]!r}") from None
+                                 f"rlfactory_adapters.prepare_data --trainer openrlhf`: {str(label)[:200]!r}") from None
         if not isinstance(data, Mapping):
             raise ValueError(f"the OpenRLHF label must be a JSON object, got {type(data).__name__}")
         env_id, task, env_kwargs = data.get("env_id"), data.get("task"), data.get("env_kwargs") or {}

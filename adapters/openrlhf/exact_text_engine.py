@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.episode_driver import merge_stops
+from rlfactory_adapters.episode_driver import merge_stops
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.delta_encoder import delta_encoder
-from adapters.env_pool import EnvPool, lease_env
-from adapters.episode_driver import stop_sequences
-from adapters.openrlhf.delta_tokenizer import DeltaTokenizer
-from adapters.openrlhf.exact_text_engine import ExactTextEngine
+from rlfactory_adapters.delta_encoder import delta_encoder
+from rlfactory_adapters.env_pool import EnvPool, lease_env
+from rlfactory_adapters.episode_driver import stop_sequences
+from rlfactory_adapters.openrlhf.delta_tokenizer import DeltaTokenizer
+from rlfactory_adapters.openrlhf.exact_text_engine import ExactTextEngine
 from rlfactory_envs.kernel.env import ToolEnv
 
 

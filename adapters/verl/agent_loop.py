@@ -1,7 +1,8 @@
 """``RlfAgentLoop``: verl 0.9's ``AgentLoopBase`` playing one rlf env episode per sample, token-in/token-out.
 
 Per sample, ``run`` reads the env id, kwargs and task from the row's ``extra_info``, leases an env from the
-process-wide pool (``adapters.env_pool``) and hands it to the shared driver (``adapters.episode_driver``): the
+process-wide pool (``rlfactory_adapters.env_pool``) and hands it to the shared driver
+(``rlfactory_adapters.episode_driver``): the
 prompt is rendered once with the tokenizer's chat template (``data.apply_chat_template_kwargs``, with the env's
 thinking mode taking precedence) and cut from the left at ``rollout.prompt_length`` as verl's own loops do; each
 turn is generated with ``server_manager.generate`` from the ids so far with ``max_tokens`` set to what is left of
@@ -32,10 +33,10 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetr
 from verl.utils.rollout_trace import rollout_trace_op
 from verl.workers.rollout.replica import TokenOutput
 
-from adapters.chat_prompt import template_kwargs_for
-from adapters.env_pool import lease_env
-from adapters.episode_driver import EpisodeResult, Generation, merge_stops, run_episode, stop_sequences
-from adapters.verl.row_spec import row_spec
+from rlfactory_adapters.chat_prompt import template_kwargs_for
+from rlfactory_adapters.env_pool import lease_env
+from rlfactory_adapters.episode_driver import EpisodeResult, Generation, merge_stops, run_episode, stop_sequences
+from rlfactory_adapters.verl.row_spec import row_spec
 
 logger = logging.getLogger(__name__)
 logger.setLevel(os.getenv("VERL_LOGGING_LEVEL", "WARN"))

@@ -3,7 +3,7 @@
 ``RlfAgentLoop`` returns the env's own reward, so verl does not call a reward manager for its samples. This
 function scores a decoded response afterwards instead (another agent loop, a re-scoring, an offline
 evaluation): the env named in the row's ``extra_info`` parses the last model turn with its own parser and scores
-it with its own reward model (``adapters.offline_score``), so both paths agree on the same answer.
+it with its own reward model (``rlfactory_adapters.offline_score``), so both paths agree on the same answer.
 
     reward.custom_reward_function.path=<this file> reward.custom_reward_function.name=compute_score
     # optional, to log reward parts (the same keys for every sample, missing ones are 0.0):
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from adapters.offline_score import score_response
-from adapters.verl.row_spec import row_spec
+from rlfactory_adapters.offline_score import score_response
+from rlfactory_adapters.verl.row_spec import row_spec
 
 
 def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Mapping[str, Any] | None = None,

@@ -1,4 +1,5 @@
-"""Which env and task a verl data row asks for: read from the row's ``extra_info`` (see ``adapters.task_rows``).
+"""Which env and task a verl data row asks for: read from the row's ``extra_info`` (see
+``rlfactory_adapters.task_rows``).
 
 ``extra_info`` carries ``env_id``, ``env_kwargs`` (a JSON object, as text or as a dict) and ``task`` (the task in
 full, as JSON text or as a dict). A loop config can give a default ``env_id`` for rows without one and
@@ -44,11 +45,11 @@ def row_spec(extra_info: Mapping[str, Any] | None, *, default_env_id: str | None
     env_id = extra_info.get("env_id") or default_env_id
     if not env_id:
         raise RowSpecError("the row has no extra_info.env_id and the loop config gives no env_id; write the data "
-                           "with `python -m adapters.prepare_data --trainer verl --env rlf/...`")
+                           "with `python -m rlfactory_adapters.prepare_data --trainer verl --env rlf/...`")
     task = _json_object(extra_info.get("task"), "task")
     if not task:
         raise RowSpecError(f"the row for {env_id} has no extra_info.task; write the data with "
-                           "`python -m adapters.prepare_data --trainer verl`")
+                           "`python -m rlfactory_adapters.prepare_data --trainer verl`")
     env_kwargs = _json_object(extra_info.get("env_kwargs"), "env_kwargs")
     env_kwargs.update(env_kwargs_override or {})
     return RowSpec(env_id=str(env_id), env_kwargs=env_kwargs, task=task)

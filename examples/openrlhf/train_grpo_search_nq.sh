@@ -43,9 +43,9 @@ env_kwargs() {  # $1: the questions file
 if [ "${SKIP_DATA:-0}" != 1 ]; then
   NQ_TRAIN=${NQ_TRAIN:?set NQ_TRAIN to the training questions (jsonl or Search-R1 parquet)}
   NQ_TEST=${NQ_TEST:?set NQ_TEST to the evaluation questions, e.g. NQ-open.dev.jsonl}
-  "$PYTHON" -m adapters.prepare_data --trainer openrlhf --env rlf/Search-NQ-v0 --tokenizer "$MODEL" \
+  "$PYTHON" -m rlfactory_adapters.prepare_data --trainer openrlhf --env rlf/Search-NQ-v0 --tokenizer "$MODEL" \
     --env-kwargs "$(env_kwargs "$NQ_TRAIN")" --out "$DATA_DIR/train.jsonl"
-  "$PYTHON" -m adapters.prepare_data --trainer openrlhf --env rlf/Search-NQ-v0 --tokenizer "$MODEL" \
+  "$PYTHON" -m rlfactory_adapters.prepare_data --trainer openrlhf --env rlf/Search-NQ-v0 --tokenizer "$MODEL" \
     --env-kwargs "$(env_kwargs "$NQ_TEST")" --limit "${VAL_LIMIT:-1000}" --out "$DATA_DIR/test.jsonl"
 fi
 

@@ -27,9 +27,9 @@ env_kwargs() {  # $1: the questions file
   printf '{"data_path": "%s", "max_turns": %s, "tool_servers": {"mcpServers": {"search": {"url": "%s", "timeout_s": 30, "max_concurrency": 64, "sessions": 2, "retries": 2}}}}' \
     "$1" "$MAX_TURNS" "$RETRIEVER_URL"
 }
-"$PYTHON" -m adapters.prepare_data --trainer verl --env rlf/Search-NQ-v0 --agent-name rlf_search_agent \
+"$PYTHON" -m rlfactory_adapters.prepare_data --trainer verl --env rlf/Search-NQ-v0 --agent-name rlf_search_agent \
   --env-kwargs "$(env_kwargs "$NQ_TRAIN")" --split train --out "$DATA_DIR/train.parquet"
-"$PYTHON" -m adapters.prepare_data --trainer verl --env rlf/Search-NQ-v0 --agent-name rlf_search_agent \
+"$PYTHON" -m rlfactory_adapters.prepare_data --trainer verl --env rlf/Search-NQ-v0 --agent-name rlf_search_agent \
   --env-kwargs "$(env_kwargs "$NQ_TEST")" --split test --limit "$VAL_LIMIT" --out "$DATA_DIR/test.parquet"
 
 # Everything else is the single-node recipe; only the data differs.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GRPO on rlf/Search-NQ-v0 with Qwen3-4B, verl 0.9.x, one node of 8 GPUs, vLLM async rollout.
 #
-# Each sample is one episode of the env played by adapters.verl.RlfAgentLoop (token-in/token-out): the model
+# Each sample is one episode of the env played by rlfactory_adapters.verl.RlfAgentLoop (token-in/token-out): the model
 # calls the search tool (Qwen3 <tool_call> format), the env answers with the passages (mask 0), the episode ends
 # with <answer>...</answer> or after max_turns responses, and the env's exact-match reward is the sample's score.
 #
@@ -31,9 +31,9 @@ if [ "${SKIP_DATA:-0}" != 1 ]; then
     printf '{"data_path": "%s", "corpus_path": "%s", "index_dir": "%s", "max_turns": %s}' \
       "$1" "$WIKI" "$INDEX_DIR" "$MAX_TURNS"
   }
-  "$PYTHON" -m adapters.prepare_data --trainer verl --env rlf/Search-NQ-v0 --agent-name rlf_search_agent \
+  "$PYTHON" -m rlfactory_adapters.prepare_data --trainer verl --env rlf/Search-NQ-v0 --agent-name rlf_search_agent \
     --env-kwargs "$(env_kwargs "$NQ_TRAIN")" --split train --out "$DATA_DIR/train.parquet"
-  "$PYTHON" -m adapters.prepare_data --trainer verl --env rlf/Search-NQ-v0 --agent-name rlf_search_agent \
+  "$PYTHON" -m rlfactory_adapters.prepare_data --trainer verl --env rlf/Search-NQ-v0 --agent-name rlf_search_agent \
     --env-kwargs "$(env_kwargs "$NQ_TEST")" --split test --limit "${VAL_LIMIT:-1000}" --out "$DATA_DIR/test.parquet"
 fi
 

@@ -1,37 +1,64 @@
-"""Observation markers: the exact text an env appends after the model's response.
+"""Chat formats: how one policy protocol writes a turn, both sides of it.
 
-A ``ChatFormat`` turns one turn's tool results and feedback into the text that follows the model's raw response
-in the transcript, so that ``prompt + response_1 + observation_1 + response_2 + ...`` is the whole episode in the
-policy's own format and trainers tokenise only the new text (token-in, token-out).
+A ``ChatFormat`` turns one turn's tool results and feedback into the text that follows the model's raw response in
+the transcript, so that ``prompt + response_1 + observation_1 + response_2 + ...`` is the whole episode in the
+policy's own format and trainers tokenise only the new text (token-in, token-out). It also carries everything else
+a caller needs to know about the protocol, so that no caller asks which format it holds: the parser that reads the
+model's side, how a tool call is written, where generation stops, whether the chat template shows tool schemas,
+the template kwargs that make a rendered prompt agree with the observations, and where the model's latest turn
+starts in a decoded transcript.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
-from rlfactory_envs.kernel.tool_call import ToolResult
+from rlfactory_envs.kernel.parsers import DEFAULT_MAX_TOOL_CALLS, ActionParser, HermesToolCallParser, SearchR1Parser
+from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
 
 IM_START, IM_END = "<|im_start|>", "<|im_end|>"
 
 
 class ChatFormat(Protocol):
-    """Renders the environment's side of a turn. ``feedback`` is guidance not tied to one call (or ``None``).
+    """One policy protocol. ``feedback`` in ``observation`` is guidance not tied to one call (or ``None``).
 
-    ``stop_sequences``: strings a policy's generation should stop after; the text up to and including the stop
-    string is the action. Empty when the model's own end-of-turn token ends each response (Qwen3's
-    ``<|im_end|>``); Search-R1's plain-text protocol has no such token, so its format stops after ``</search>``
-    and ``</answer>`` (trainer adapters pass them to the engine as stop strings).
-
-    ``shows_tool_schemas``: whether the chat template should render the tools' schemas into the prompt (the
-    env's ``info["tools"]``). False for a protocol whose prompt describes its tools in words (Search-R1): a
-    template's tool-calling system prompt would contradict it."""
+    - ``stop_sequences``: strings a policy's generation should stop after; the text up to and including the stop
+      string is the action. Empty when the model's own end-of-turn token ends each response (Qwen3's
+      ``<|im_end|>``); Search-R1's plain-text protocol has no such token, so it stops after ``</search>`` and
+      ``</answer>`` (trainer adapters pass them to the engine as stop strings).
+    - ``shows_tool_schemas``: whether the chat template renders the tools' schemas into the prompt (the env's
+      ``info["tools"]``). False for a protocol whose prompt describes its tools in words (Search-R1).
+    - ``single_message``: the whole episode is one assistant message the model continues (Search-R1), rather
+      than chat turns; an OpenAI-compatible client then continues the message instead of sending turns.
+    - ``template_kwargs``: chat-template kwargs a rendered prompt needs to agree with the observations.
+    - ``last_turn_markers``: strings the env writes right before each model turn (the latest one starts the
+      model's last turn in a decoded transcript).
+    """
 
     name: str
     stop_sequences: tuple[str, ...]
     shows_tool_schemas: bool
+    single_message: bool
+    last_turn_markers: tuple[str, ...]
+
+    @property
+    def template_kwargs(self) -> dict[str, Any]: ...
 
     def observation(self, response: str, results: Sequence[ToolResult], feedback: str | None) -> str: ...
+
+    def parser(self, max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS, answer_tag: str = "answer") -> ActionParser:
+        """The parser that reads this protocol's responses."""
+        ...
+
+    def render_call(self, call: ToolCall) -> str:
+        """``call`` written as a model writes it in this protocol (what ``parser`` reads back)."""
+        ...
+
+    def invalid_action_feedback(self, tool_names: Sequence[str], answer_tag: str = "answer") -> str:
+        """What the model is told when a response neither calls a tool nor answers."""
+        ...
 
 
 class Qwen3ChatFormat:
@@ -42,14 +69,35 @@ class Qwen3ChatFormat:
     result as ``\\n<tool_response>\\n...\\n</tool_response>``), feedback as a user message of its own, and opens
     the next assistant turn: exactly the rendering of the messages the env adds to ``info["messages"]``. With
     ``enable_thinking=False`` the empty ``<think>\\n\\n</think>\\n\\n`` block that Qwen3 expects is added.
+    Tool calls are ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` blocks.
     """
 
     name = "qwen3"
     stop_sequences: tuple[str, ...] = ()
     shows_tool_schemas = True
+    single_message = False
+    last_turn_markers: tuple[str, ...] = (f"{IM_START}assistant\n", "\nassistant\n")
+    """The assistant header, and how it reads when special tokens were skipped in decoding (verl's reward path)."""
 
     def __init__(self, enable_thinking: bool = True):
         self.enable_thinking = enable_thinking
+
+    @property
+    def template_kwargs(self) -> dict[str, Any]:
+        return {"enable_thinking": bool(self.enable_thinking)}
+
+    def parser(self, max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS, answer_tag: str = "answer") -> ActionParser:
+        return HermesToolCallParser(max_tool_calls=max_tool_calls, answer_tag=answer_tag)
+
+    def render_call(self, call: ToolCall) -> str:
+        payload = json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
+        return f"<tool_call>\n{payload}\n</tool_call>"
+
+    def invalid_action_feedback(self, tool_names: Sequence[str], answer_tag: str = "answer") -> str:
+        tools = _spoken_list(tool_names)
+        call = f"Call {tools} inside <tool_call></tool_call>" if tools else "Call a tool inside <tool_call></tool_call>"
+        return (f"Your response contained neither a tool call nor a final answer. {call}, or give the final answer "
+                f"between <{answer_tag}> and </{answer_tag}>.")
 
     def close_turn(self, response: str) -> str:
         if response.endswith(IM_END):
@@ -73,16 +121,41 @@ class Qwen3ChatFormat:
 
 
 class SearchR1Format:
-    """Search-R1's plain-text protocol: results as ``\\n\\n<information>...</information>\\n\\n``.
+    """Search-R1's plain-text protocol: ``<search> query </search>`` calls one tool (``search`` with argument
+    ``query`` unless told otherwise), results come back as ``\\n\\n<information>...</information>\\n\\n``.
 
     Feedback (an invalid action) is a line of its own, ``\\n{feedback}\\n``, as Search-R1 does. The model stops
     after ``</search>`` or ``</answer>`` (Search-R1's vLLM stop strings): a query is followed by the env's
-    ``<information>``, never by the model's own.
+    ``<information>``, never by the model's own. The whole episode is one assistant message.
     """
 
     name = "search_r1"
     stop_sequences: tuple[str, ...] = ("</search>", "</answer>")
     shows_tool_schemas = False
+    single_message = True
+    last_turn_markers: tuple[str, ...] = ("</information>",)
+
+    def __init__(self, tool_name: str = "search", query_argument: str = "query"):
+        self.tool_name = tool_name
+        self.query_argument = query_argument
+
+    @property
+    def template_kwargs(self) -> dict[str, Any]:
+        return {}
+
+    def parser(self, max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS, answer_tag: str = "answer") -> ActionParser:
+        if answer_tag != "answer":
+            raise ValueError("the search_r1 format answers inside <answer></answer>; answer_tag cannot change")
+        return SearchR1Parser(tool_name=self.tool_name, query_argument=self.query_argument)
+
+    def render_call(self, call: ToolCall) -> str:
+        query = call.arguments.get(self.query_argument, "")
+        return f"<search> {query} </search>"
+
+    def invalid_action_feedback(self, tool_names: Sequence[str], answer_tag: str = "answer") -> str:
+        return ("My previous action is invalid. To search, I should put the query between <search> and "
+                "</search>. To give the final answer, I should put it between <answer> and </answer>. "
+                "Let me try again.")
 
     def observation(self, response: str, results: Sequence[ToolResult], feedback: str | None) -> str:
         text = ""
@@ -94,11 +167,27 @@ class SearchR1Format:
         return text
 
 
-CHAT_FORMATS = {"qwen3": Qwen3ChatFormat, "hermes": Qwen3ChatFormat, "search_r1": SearchR1Format}
+def _spoken_list(names: Sequence[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    names = list(names)
+    if len(names) <= 1:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} or {names[-1]}"
 
 
-def make_chat_format(name: str, **kwargs) -> ChatFormat:
+CHAT_FORMATS: dict[str, Callable[[bool], ChatFormat]] = {
+    "qwen3": Qwen3ChatFormat,
+    "hermes": Qwen3ChatFormat,
+    "search_r1": lambda enable_thinking: SearchR1Format(),
+}
+"""Format factories by name; each takes ``enable_thinking`` (formats without a thinking mode ignore it: Search-R1's
+prompt asks for ``<think>`` reasoning in words)."""
+
+
+def make_chat_format(name: str, *, enable_thinking: bool = True) -> ChatFormat:
+    """A format by name (``qwen3``/``hermes`` or ``search_r1``); ``ValueError`` names the choices."""
     try:
-        return CHAT_FORMATS[name](**kwargs)
+        factory = CHAT_FORMATS[name]
     except KeyError:
         raise ValueError(f"unknown chat format {name!r}; choose one of {sorted(CHAT_FORMATS)}") from None
+    return factory(enable_thinking)

@@ -20,25 +20,29 @@ Semantics:
 - ``info`` is deterministic for a seed and actions (timings only with ``record_timings=True``), and fresh on
   every call.
 
-Subclasses (one per family) supply the tasks, the prompt and the reward; see ``rlfactory_envs.search.env``.
+Subclasses (one per family) supply the tasks, the prompt and the reward through the hooks at the bottom; see
+``rlfactory_envs.search.env``. ``rlfactory_envs.generic.env`` fills the same hooks from data (an ``mcpServers``
+config, a dataset and a reward function), with no subclass for the user to write.
 """
 
 from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
 
-from rlfactory_envs.kernel.chat_format import ChatFormat
-from rlfactory_envs.kernel.parsers import ActionParser
+from rlfactory_envs.kernel.chat_format import ChatFormat, make_chat_format
+from rlfactory_envs.kernel.errors import ConfigError
+from rlfactory_envs.kernel.mcp.toolbox import Toolbox, ToolSpec, acquire_toolbox
+from rlfactory_envs.kernel.parsers import DEFAULT_MAX_TOOL_CALLS, ActionParser
+from rlfactory_envs.kernel.reward import Reward, RewardInput, RewardModel
 from rlfactory_envs.kernel.task_source import TaskSource
 from rlfactory_envs.kernel.text_space import UnicodeText
 from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
-from rlfactory_envs.kernel.toolbox import Toolbox, ToolSpec, acquire_toolbox
-from reward_models.base import Reward, RewardInput, RewardModel
+from rlfactory_envs.kernel.tool_filter import ToolFilter
 
 MAX_FEEDBACK_CHARS = 2048
 _MARKUP_ALLOWANCE = 512  # chat-format markup around one turn's results (headers, tags, newlines)
@@ -82,7 +86,12 @@ def without_lone_surrogates(text: str) -> str:
 
 
 class ToolEnv(gym.Env[str, str]):
-    """A text, multi-turn, tool-using environment. Subclasses implement the four family hooks at the bottom."""
+    """A text, multi-turn, tool-using environment. Subclasses implement the family hooks at the bottom.
+
+    ``chat_format`` is a ``ChatFormat`` or its name (``"qwen3"``, ``"search_r1"``); its ``parser`` reads the
+    responses unless ``parser`` is given, capped at ``max_tool_calls`` calls per response, with the final answer
+    inside ``<answer_tag>...</answer_tag>``. ``tools_allowed`` (``None``: all) and ``tools_denied`` choose which of
+    the servers' tools the model sees and may call; a call to any other tool is answered as an unknown tool's."""
 
     metadata = {"render_modes": ["ansi"]}
 
@@ -91,9 +100,13 @@ class ToolEnv(gym.Env[str, str]):
         *,
         tasks: TaskSource[Any],
         tool_servers: Mapping[str, Any] | str,
-        parser: ActionParser,
-        chat_format: ChatFormat,
+        chat_format: ChatFormat | str,
         reward_model: RewardModel,
+        parser: ActionParser | None = None,
+        max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
+        answer_tag: str = "answer",
+        tools_allowed: Sequence[str] | None = None,
+        tools_denied: Sequence[str] = (),
         max_turns: int = 4,
         max_action_chars: int = 65_536,
         max_prompt_chars: int = 65_536,
@@ -103,12 +116,17 @@ class ToolEnv(gym.Env[str, str]):
         render_mode: str | None = None,
     ):
         if max_turns < 1:
-            raise ValueError("max_turns must be at least 1")
+            raise ConfigError(f"max_turns must be at least 1, got {max_turns}")
+        if max_tool_calls < 1:
+            raise ConfigError(f"max_tool_calls must be at least 1, got {max_tool_calls}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
+            raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']} or None")
         self.tasks = tasks
-        self.parser = parser
-        self.chat_format = chat_format
+        self.chat_format = make_chat_format(chat_format) if isinstance(chat_format, str) else chat_format
+        self.answer_tag = answer_tag
+        self.max_tool_calls = max_tool_calls
+        self.parser = parser or self.chat_format.parser(max_tool_calls=max_tool_calls, answer_tag=answer_tag)
+        self.tool_filter = ToolFilter(tools_allowed, tools_denied)
         self.reward_model = reward_model
         self.max_turns = max_turns
         self.max_action_chars = max_action_chars
@@ -119,8 +137,7 @@ class ToolEnv(gym.Env[str, str]):
         self.render_mode = render_mode
         self.reward_range = reward_model.reward_range
 
-        calls_per_turn = getattr(parser, "max_tool_calls", 1)
-        step_limit = calls_per_turn * (max_tool_response_chars + 64) + MAX_FEEDBACK_CHARS + _MARKUP_ALLOWANCE
+        step_limit = max_tool_calls * (max_tool_response_chars + 64) + MAX_FEEDBACK_CHARS + _MARKUP_ALLOWANCE
         self.max_observation_chars = max(max_prompt_chars, step_limit)
         self.observation_space = UnicodeText(self.max_observation_chars)
         self.action_space = UnicodeText(max_action_chars)
@@ -133,6 +150,7 @@ class ToolEnv(gym.Env[str, str]):
         self._started_at = 0.0
         self._transcript: list[str] = []
         self._messages: list[dict[str, Any]] = []
+        self._tool_results: list[dict[str, Any]] = []
 
     # -- Gymnasium API ---------------------------------------------------------------------------------------
 
@@ -183,8 +201,8 @@ class ToolEnv(gym.Env[str, str]):
             return await self._finish(turn, action, None, info, assistant, terminated=False,
                                       reason="max_episode_seconds")
 
-        results = await self.toolbox.acall_many(self._bind_arguments(parsed.tool_calls))
-        results = [self._clip_result(r) for r in results]
+        calls = self._bind_arguments(parsed.tool_calls)
+        results = [self._clip_result(r) for r in await self.tool_filter.call(self.toolbox, calls)]
         feedback_lines = notes + parsed.errors
         if parsed.is_empty and not parsed.errors:
             feedback_lines.append(self.invalid_action_feedback())
@@ -195,10 +213,12 @@ class ToolEnv(gym.Env[str, str]):
         new_messages = [assistant] + [{"role": "tool", "name": r.name, "content": r.text} for r in results]
         if feedback:
             new_messages.append({"role": "user", "content": feedback})
+        tool_results = [{"name": r.name, "arguments": c.arguments, "text": r.text, "is_error": r.is_error,
+                         "server": r.server} for c, r in zip(calls, results)]
         self._record(turn, action, obs, new_messages)
+        self._tool_results += tool_results  # the reward gets copies; these dicts are the step's own info
         info["messages"] = [dict(m) for m in new_messages]
-        info["tool_results"] = [{"name": r.name, "text": r.text, "is_error": r.is_error, "server": r.server}
-                                for r in results]
+        info["tool_results"] = tool_results
         if self.record_timings:
             info["tool_latency_s"] = [r.latency_s for r in results]
             info["step_seconds"] = time.perf_counter() - started
@@ -265,13 +285,14 @@ class ToolEnv(gym.Env[str, str]):
 
     @property
     def tool_specs(self) -> list[ToolSpec]:
-        """The tools as the model sees them for the current task: the toolbox's catalog without the arguments
-        the env binds (``bound_arguments``). What ``info["tools"]`` holds and what a policy should send."""
+        """The tools as the model sees them for the current task: the toolbox's catalog, filtered by
+        ``tools_allowed``/``tools_denied``, without the arguments the env binds (``bound_arguments``). What
+        ``info["tools"]`` holds and what a policy should send."""
         return self._specs_for(self.task)
 
     def _specs_for(self, task: Any) -> list[ToolSpec]:
         hidden = set(self.bound_arguments(task)) if task is not None else set()
-        specs = self.toolbox.specs
+        specs = self.tool_filter.specs(self.toolbox.specs)
         return [_without_arguments(spec, hidden) for spec in specs] if hidden else specs
 
     def _bind_arguments(self, calls: list[ToolCall]) -> list[ToolCall]:
@@ -291,16 +312,17 @@ class ToolEnv(gym.Env[str, str]):
         messages = self.initial_messages(task, specs)
         prompt = messages[-1]["content"]
         if len(prompt) > self.max_prompt_chars:
-            raise ValueError(f"the task prompt has {len(prompt):,} characters, over max_prompt_chars="
-                             f"{self.max_prompt_chars:,}")
+            raise ConfigError(f"the task prompt has {len(prompt):,} characters, over max_prompt_chars="
+                              f"{self.max_prompt_chars:,}")
         self.task, self.turn, self._done = task, 0, False
         self._started_at = time.monotonic()
         self._messages = [dict(m) for m in messages]
+        self._tool_results = []
         self._transcript = [prompt]
         info = self._base_info(0)
         info["task"] = self.task_to_dict(task)
         info["messages"] = [dict(m) for m in messages]
-        shown = getattr(self.chat_format, "shows_tool_schemas", True)
+        shown = self.chat_format.shows_tool_schemas
         info["tools"] = [spec.openai_schema() for spec in copy.deepcopy(specs)] if shown else []
         return prompt, info
 
@@ -332,7 +354,7 @@ class ToolEnv(gym.Env[str, str]):
     async def _finish(self, turn: int, action: str | None, answer: str | None, info: dict[str, Any],
                       assistant: dict[str, Any] | None, *, terminated: bool,
                       reason: str | None) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        reward = await self._score(answer, action or "")
+        reward = await self._score(answer, action or "", assistant)
         self._done = True
         if assistant is not None:
             self._record(turn, action or "", "", [assistant])
@@ -345,9 +367,13 @@ class ToolEnv(gym.Env[str, str]):
             info["truncation_reason"] = reason
         return "", float(reward.value), terminated, not terminated, info
 
-    async def _score(self, answer: str | None, response: str) -> Reward:
+    async def _score(self, answer: str | None, response: str, last: dict[str, Any] | None) -> Reward:
+        """The reward of the episode ending with the assistant message ``last`` (not yet recorded)."""
+        messages = self.messages + ([dict(last)] if last is not None else [])
+        item = RewardInput(task=self.task, answer=answer, response=response, messages=messages,
+                           tool_results=[dict(r) for r in self._tool_results])
         try:
-            reward = await self.reward_model.score(RewardInput(task=self.task, answer=answer, response=response))
+            reward = await self.reward_model.score(item)
         except Exception as exc:  # noqa: BLE001 - a reward bug must not lose the trajectory
             return Reward(self.reward_range[0], {}, f"reward model failed: {exc!r}")
         low, high = self.reward_range
@@ -380,9 +406,11 @@ class ToolEnv(gym.Env[str, str]):
 
     def scripted_policy(self) -> Any:
         """An offline baseline policy that really uses this env's tools (``rlf rollout --policy scripted``)."""
-        raise NotImplementedError(f"{type(self).__name__} has no scripted baseline policy")
+        raise ConfigError(f"{type(self).__name__} has no scripted baseline policy; use an OpenAI-compatible endpoint "
+                          "(rlf rollout --policy openai)")
 
     def invalid_action_feedback(self) -> str:
-        """What the model is told when a response neither calls a tool nor answers."""
-        return ("Your response contained neither a tool call nor a final answer. Call a tool, or give the final "
-                "answer between <answer> and </answer>.")
+        """What the model is told when a response neither calls a tool nor answers: the chat format's words,
+        naming the tools the model sees."""
+        names = [spec.name for spec in self.tool_filter.specs(self.toolbox.specs)]
+        return self.chat_format.invalid_action_feedback(names, self.answer_tag)

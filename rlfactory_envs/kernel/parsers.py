@@ -170,14 +170,3 @@ class SearchR1Parser:
         if not content:
             return ParsedAction(errors=["The <search> query is empty."])
         return ParsedAction(tool_calls=[ToolCall(self.tool_name, {self.query_argument: content})])
-
-
-PARSERS = {"hermes": HermesToolCallParser, "qwen3": HermesToolCallParser, "search_r1": SearchR1Parser}
-
-
-def make_parser(name: str, **kwargs: Any) -> ActionParser:
-    """A parser by dialect name: ``hermes``/``qwen3`` or ``search_r1``."""
-    try:
-        return PARSERS[name](**kwargs)
-    except KeyError:
-        raise ValueError(f"unknown tool-call parser {name!r}; choose one of {sorted(PARSERS)}") from None

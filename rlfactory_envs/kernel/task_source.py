@@ -1,10 +1,12 @@
-"""A task source: an indexed, id-addressable, named collection of one family's tasks."""
+"""Task sources: an indexed, id-addressable, named collection of one family's tasks, and the one process-wide cache
+that every family loads them through (``shared_tasks``), keyed on the data file's version."""
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Iterable, Sequence
-from typing import Generic, Protocol, TypeVar, overload
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 
 class HasTaskId(Protocol):
@@ -54,10 +56,27 @@ class TaskSource(Sequence[TaskT], Generic[TaskT]):
         return f"TaskSource(name={self.name!r}, n={len(self)}, path={self.path!r})"
 
 
-def file_version(path: str | None) -> tuple[str | None, int, int]:
+def file_version(path: str | os.PathLike[str] | None) -> tuple[str | None, int, int]:
     """``(real path, mtime_ns, size)`` of ``path``, a cache key that changes when the file does; ``(None, 0, 0)``
-    for no file. Families key their process-wide task caches with it."""
+    for no file."""
     if not path:
         return None, 0, 0
     stat = os.stat(path)
     return os.path.realpath(path), stat.st_mtime_ns, stat.st_size
+
+
+def shared_tasks(load: Callable[..., TaskSource[Any]], path: str | os.PathLike[str] | None,
+                 *args: Hashable) -> TaskSource[Any]:
+    """``load(path, *args)``, called once per loader, file version of ``path`` and ``args`` and shared by every env
+    of the process: a batch of thousands of envs holds one copy of the dataset, and a file that changes on disk
+    is read again. ``path`` may be ``None`` (a loader's embedded default); a missing file raises
+    ``FileNotFoundError`` naming it."""
+    if path and not os.path.exists(path):
+        raise FileNotFoundError(f"no such file: {path}")
+    return _cached(load, str(path) if path else None, file_version(path), args)
+
+
+@functools.lru_cache(maxsize=32)
+def _cached(load: Callable[..., TaskSource[Any]], path: str | None, version: tuple[str | None, int, int],
+            args: tuple[Hashable, ...]) -> TaskSource[Any]:
+    return load(path, *args)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from rlfactory_envs.kernel.chat_format import SearchR1Format
+from rlfactory_envs.kernel.chat_format import ChatFormat
 from rlfactory_envs.kernel.env import ToolEnv
+from rlfactory_envs.kernel.tool_call import ToolCall
 
 
 class Policy(Protocol):
@@ -17,8 +18,8 @@ class Policy(Protocol):
     async def act(self, env: ToolEnv, observation: str) -> str: ...
 
 
-def tool_calls_as_text(tool_calls: Any) -> str:
-    """OpenAI-style structured ``tool_calls`` written back as Hermes ``<tool_call>`` blocks (what the model emitted)."""
+def tool_calls_as_text(tool_calls: Any, chat_format: ChatFormat) -> str:
+    """OpenAI-style structured ``tool_calls`` written back as the model wrote them, in ``chat_format``."""
     blocks = []
     for call in tool_calls or []:
         function = call.function
@@ -26,18 +27,18 @@ def tool_calls_as_text(tool_calls: Any) -> str:
             arguments: Any = json.loads(function.arguments or "{}")
         except json.JSONDecodeError:
             arguments = function.arguments
-        blocks.append("<tool_call>\n" + json.dumps({"name": function.name, "arguments": arguments},
-                                                   ensure_ascii=False) + "\n</tool_call>")
+        blocks.append(chat_format.render_call(ToolCall(function.name, arguments)))
     return "\n".join(blocks)
 
 
 class OpenAIChatPolicy:
     """Any OpenAI-compatible chat endpoint (``vllm serve`` exposes one) as the policy.
 
-    Tool-calling formats send the episode's messages and the tool schemas; a tool call the server parsed into
-    structured ``tool_calls`` is written back as ``<tool_call>`` text, and a separate ``reasoning_content`` as a
-    ``<think>`` block, so the env sees the model's raw response. The Search-R1 format continues one assistant
-    message (vLLM's ``continue_final_message``) and stops after ``</search>`` or ``</answer>``.
+    Chat formats send the episode's messages and the tool schemas; a tool call the server parsed into structured
+    ``tool_calls`` is written back as the format writes calls (``<tool_call>`` text for Qwen3), and a separate
+    ``reasoning_content`` as a ``<think>`` block, so the env sees the model's raw response. A format whose episode
+    is one assistant message (Search-R1's) continues that message (vLLM's ``continue_final_message``) and stops at
+    the format's stop sequences.
     """
 
     name = "openai"
@@ -54,7 +55,7 @@ class OpenAIChatPolicy:
         self._tools: dict[int, list[dict[str, Any]]] = {}
 
     async def act(self, env: ToolEnv, observation: str) -> str:
-        if isinstance(env.chat_format, SearchR1Format):
+        if env.chat_format.single_message:
             return await self._continue(env)
         messages = [m for m in env.messages if m["role"] in ("system", "user", "assistant", "tool")]
         tools = [spec.openai_schema() for spec in env.tool_specs]
@@ -62,7 +63,7 @@ class OpenAIChatPolicy:
             model=self.model, messages=messages, tools=tools, temperature=self.temperature,
             max_tokens=self.max_tokens, extra_body=self.extra_body or None)
         message = completion.choices[0].message
-        content, calls = message.content or "", tool_calls_as_text(message.tool_calls)
+        content, calls = message.content or "", tool_calls_as_text(message.tool_calls, env.chat_format)
         text = f"{content}\n{calls}" if content and calls else (content or calls)
         reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
         return f"<think>\n{reasoning}\n</think>\n\n{text}" if reasoning else text
@@ -77,5 +78,5 @@ class OpenAIChatPolicy:
             extra.update(continue_final_message=True, add_generation_prompt=False)
         completion = await self.client.chat.completions.create(
             model=self.model, messages=messages, temperature=self.temperature, max_tokens=self.max_tokens,
-            stop=["</search>", "</answer>"], extra_body=extra)
+            stop=list(env.chat_format.stop_sequences) or None, extra_body=extra)
         return completion.choices[0].message.content or ""

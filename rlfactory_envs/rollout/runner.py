@@ -16,6 +16,7 @@ from typing import Any, TextIO
 import numpy as np
 from tqdm import tqdm
 
+from rlfactory_envs.env_spec import make_env
 from rlfactory_envs.kernel.batch import EnvBatch
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.rollout.policy import Policy
@@ -142,14 +143,17 @@ async def _run_batch(env_id: str, envs: list[ToolEnv], seeds: list[int], policy:
 async def run_rollouts(env_id: str, policy_factory: Callable[[ToolEnv], Policy], n: int, *, batch_size: int = 64,
                        seed: int = 0, env_kwargs: dict[str, Any] | None = None, out: TextIO | None = None,
                        progress: bool = True) -> tuple[RolloutSummary, list[EpisodeRecord]]:
-    """Run ``n`` episodes (seeds ``seed .. seed+n-1``) in batches; write each record to ``out`` as JSONL."""
+    """Run ``n`` episodes (seeds ``seed .. seed+n-1``) of ``env_id`` (a registered id or an env spec path) in
+    batches; write each record to ``out`` as JSONL."""
     kwargs = dict(env_kwargs or {})
     kwargs["record_timings"] = True
-    batch = EnvBatch.make(env_id, min(batch_size, n), **kwargs)
-    policy = policy_factory(batch.envs[0])
+    envs = [make_env(env_id, **kwargs)]
     records: list[EpisodeRecord] = []
     started = time.perf_counter()
     try:
+        policy = policy_factory(envs[0])
+        envs += [make_env(env_id, **kwargs) for _ in range(min(batch_size, n) - 1)]
+        batch = EnvBatch(envs)
         with tqdm(total=n, desc=f"{env_id} [{policy.name}]", unit="ep", disable=not progress) as bar:
             for first in range(0, n, batch_size):
                 seeds = list(range(seed + first, seed + min(first + batch_size, n)))
@@ -160,5 +164,6 @@ async def run_rollouts(env_id: str, policy_factory: Callable[[ToolEnv], Policy],
                 records += chunk
                 bar.update(len(chunk))
     finally:
-        batch.close()
+        for env in envs:
+            env.close()
     return summarise(records, time.perf_counter() - started), records

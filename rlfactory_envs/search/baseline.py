@@ -4,11 +4,10 @@ scores near zero, as a retrieve-and-copy-title reader should."""
 
 from __future__ import annotations
 
-import json
 import re
 
-from rlfactory_envs.kernel.chat_format import SearchR1Format
 from rlfactory_envs.kernel.env import ToolEnv
+from rlfactory_envs.kernel.tool_call import ToolCall
 
 _TOP_TITLE_RE = re.compile(r'Doc 1\(Title: "?(.*?)"?\) ', re.DOTALL)
 
@@ -21,10 +20,8 @@ class SearchThenTitlePolicy:
     async def act(self, env: ToolEnv, observation: str) -> str:
         question = env.task.question
         if env.turn == 0:
-            if isinstance(env.chat_format, SearchR1Format):
-                return f"<think>I should look this up.</think>\n<search> {question} </search>"
-            call = json.dumps({"name": "search", "arguments": {"query": question}}, ensure_ascii=False)
-            return f"I should look this up.\n<tool_call>\n{call}\n</tool_call>"
+            call = env.chat_format.render_call(ToolCall("search", {"query": question}))
+            return f"<think>I should look this up.</think>\n{call}"
         match = _TOP_TITLE_RE.search(observation)
         answer = match.group(1).strip() if match else "unknown"
         return f"<think>The top passage is about {answer}.</think>\n<answer> {answer} </answer>"

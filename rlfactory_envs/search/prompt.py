@@ -1,4 +1,5 @@
-"""The search family's prompts: the same protocol in the two chat formats the family supports."""
+"""The search family's prompts: the same protocol in the two chat formats the family supports (``PROMPTS``, by
+format name)."""
 
 from __future__ import annotations
 
@@ -27,3 +28,7 @@ def search_r1_prompt(task: SearchTask) -> str:
 def tool_calling_prompt(task: SearchTask) -> str:
     """The Qwen3/Hermes protocol: the tool schema travels in the system prompt the chat template builds."""
     return f"{TOOL_CALLING_INSTRUCTIONS}\nQuestion: {task.question.strip()}"
+
+
+PROMPTS = {"qwen3": tool_calling_prompt, "search_r1": search_r1_prompt}
+"""The user prompt for each chat format the family supports."""

@@ -16,55 +16,42 @@ the file and its 1-based line or row number.
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rlfactory_envs.kernel.task_files import read_rows
 from rlfactory_envs.kernel.task_source import TaskSource
+from rlfactory_envs.search.family import SAMPLE_CORPUS_PATH, SAMPLE_QUESTIONS_PATH
 from rlfactory_envs.search.task import SearchTask
 
-__all__ = ["SAMPLE_CORPUS_PATH", "SAMPLE_QUESTIONS_PATH", "SAMPLE_NAME", "load_search_tasks", "sample_tasks"]
+__all__ = ["SAMPLE_CORPUS_PATH", "SAMPLE_NAME", "SAMPLE_QUESTIONS_PATH", "load_search_tasks", "sample_tasks"]
 
-_DATA_DIR = Path(__file__).resolve().parent / "data"
-SAMPLE_QUESTIONS_PATH = _DATA_DIR / "sample_questions.jsonl"
-"""The embedded synthetic sample's questions (NQ-open jsonl layout); see ``rlfactory_envs.search.sample_data``."""
-SAMPLE_CORPUS_PATH = _DATA_DIR / "sample_corpus.jsonl"
-"""The embedded synthetic sample's passages (Search-R1 wiki-18 jsonl layout)."""
 SAMPLE_NAME = "rlf-search-sample"
-
-_JSON_SUFFIXES = (".jsonl", ".json")
-_PARQUET_SUFFIX = ".parquet"
 _QUESTION_MARKER = "Question:"
 
 
-def load_search_tasks(path: str | os.PathLike[str]) -> TaskSource[SearchTask]:
-    """Every task in the QA file at ``path``, in file order; the source is named after the file's stem.
+def load_search_tasks(path: str | os.PathLike[str] | None) -> TaskSource[SearchTask]:
+    """Every task in the QA file at ``path``, in file order; the source is named after the file's stem. ``None``:
+    the embedded sample (``sample_tasks``).
 
     ``ValueError`` for an unknown suffix, a malformed row (with file and line/row number), repeated task ids or a
     file without tasks; ``FileNotFoundError`` when there is no such file.
     """
+    if path is None:
+        return sample_tasks()
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix in _JSON_SUFFIXES:
-        rows = _json_rows(path)
-    elif suffix == _PARQUET_SUFFIX:
-        rows = _parquet_rows(path)
-    else:
-        raise ValueError(f"{path}: cannot read search tasks from a {suffix or 'suffix-less'} file; "
-                         f"expected one of .jsonl, .json, .parquet")
     tasks: list[SearchTask] = []
     seen: dict[str, str] = {}
-    for where, number, row in _decoded(rows, path):
-        place = f"{where} {number + 1}"
+    for row in read_rows(path, what="search tasks"):
         try:
-            task = _task_from_row(row, default_id=str(number))
+            task = _task_from_row(row.data, default_id=str(row.index))
         except ValueError as exc:
-            raise ValueError(f"{path}: {place}: {exc}") from None
+            raise ValueError(f"{path}: {row.place}: {exc}") from None
         if task.task_id in seen:
-            raise ValueError(f"{path}: {place}: task id {task.task_id!r} repeats the one of {seen[task.task_id]}")
-        seen[task.task_id] = place
+            raise ValueError(f"{path}: {row.place}: task id {task.task_id!r} repeats the one of {seen[task.task_id]}")
+        seen[task.task_id] = row.place
         tasks.append(task)
     if not tasks:
         raise ValueError(f"{path}: the file holds no search tasks")
@@ -76,58 +63,6 @@ def sample_tasks() -> TaskSource[SearchTask]:
     source = load_search_tasks(SAMPLE_QUESTIONS_PATH)
     source.name = SAMPLE_NAME
     return source
-
-
-def _decoded(rows: Iterator[tuple[str, int, Any]], path: Path) -> Iterator[tuple[str, int, Any]]:
-    """``rows``, with a file that is not UTF-8 text reported as a ``ValueError`` naming it."""
-    try:
-        yield from rows
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text: {exc}") from None
-
-
-def _json_rows(path: Path) -> Iterator[tuple[str, int, Any]]:
-    """``("line", 0-based line number, object)`` per non-blank line; a JSON-list file yields ``("item", ...)``."""
-    with path.open("r", encoding="utf-8-sig") as lines:
-        first = lines.read(1)
-        while first.isspace():
-            first = lines.read(1)
-        lines.seek(0)
-        if path.suffix.lower() == ".json" and first == "[":
-            try:
-                items = json.load(lines)
-            except ValueError as exc:
-                raise ValueError(f"{path}: not valid JSON: {exc}") from None
-            if not isinstance(items, list):
-                raise ValueError(f"{path}: expected a JSON list of objects")
-            for number, item in enumerate(items):
-                yield "item", number, item
-            return
-        for number, line in enumerate(lines):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise ValueError(f"{path}: line {number + 1}: not valid JSON: {exc}") from None
-            yield "line", number, row
-
-
-def _parquet_rows(path: Path) -> Iterator[tuple[str, int, Any]]:
-    """``("row", 0-based row number, row as a dict)`` per row of the parquet file, read batch by batch."""
-    import pyarrow.parquet as pq
-
-    if not path.is_file():
-        raise FileNotFoundError(f"no such file: {path}")
-    try:
-        parquet = pq.ParquetFile(path)
-    except Exception as exc:  # pyarrow raises several error types for a file that is not parquet
-        raise ValueError(f"{path}: not a readable parquet file: {exc}") from None
-    number = 0
-    for batch in parquet.iter_batches():
-        for row in batch.to_pylist():
-            yield "row", number, row
-            number += 1
 
 
 def _task_from_row(row: Any, default_id: str) -> SearchTask:

@@ -8,18 +8,14 @@ the first one; turn 3 runs a look at a few of its rows; turn 4 answers: ``SELECT
 
 from __future__ import annotations
 
-import json
 import re
 
 from rlfactory_envs.kernel.env import ToolEnv
+from rlfactory_envs.kernel.tool_call import ToolCall
 
 _TABLE_LINE_RE = re.compile(r'^("(?:[^"]|"")+"|\S+) \([0-9?]+ rows\):', re.MULTILINE)
 _COLUMN_RE = re.compile(r'^  ("(?:[^"]|"")+"|\S+) (\S+)', re.MULTILINE)
 _WORD_RE = re.compile(r"[a-z0-9]+")
-
-
-def _call(name: str, **arguments: str) -> str:
-    return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False) + "\n</tool_call>"
 
 
 def _pick_table(question: str, tables: list[str]) -> str | None:
@@ -42,16 +38,20 @@ class ExploreThenGuessPolicy:
 
     async def act(self, env: ToolEnv, observation: str) -> str:
         key = id(env)
+
+        def call(name: str, **arguments: str) -> str:
+            return env.chat_format.render_call(ToolCall(name, arguments))
+
         if env.turn == 0:
             self._table.pop(key, None)
             self._column.pop(key, None)
-            return "Let me see which tables the database has.\n" + _call("list_tables")
+            return "Let me see which tables the database has.\n" + call("list_tables")
         if env.turn == 1:
             table = _pick_table(env.task.question, _TABLE_LINE_RE.findall(observation))
             if table is None:
                 return "<answer>SELECT 1</answer>"
             self._table[key] = table
-            return f"The question is probably about {table}.\n" + _call("describe_table", table=table.strip('"'))
+            return f"The question is probably about {table}.\n" + call("describe_table", table=table.strip('"'))
         table = self._table.get(key)
         if table is None:
             return "<answer>SELECT 1</answer>"
@@ -61,7 +61,7 @@ class ExploreThenGuessPolicy:
             all_columns = [name for name, _ in _COLUMN_RE.findall(observation)]
             column = (text_columns or all_columns or ["*"])[0]
             self._column[key] = column
-            return "Let me look at a few rows.\n" + _call("run_query", sql=f"SELECT * FROM {table} LIMIT 5")
+            return "Let me look at a few rows.\n" + call("run_query", sql=f"SELECT * FROM {table} LIMIT 5")
         if env.task.question.lower().startswith("how many"):
             return f"<answer>SELECT count(*) FROM {table}</answer>"
         return f"<answer>SELECT {self._column.get(key, '*')} FROM {table}</answer>"

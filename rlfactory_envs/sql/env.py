@@ -1,5 +1,5 @@
 """``rlf/NL2SQL-Spider-v0`` and ``rlf/NL2SQL-BIRD-v0``: answer a question with one SQLite query, after exploring the
-task's database with the SQL MCP server's tools; rewarded by execution (``reward_models.sql_execution``).
+task's database with the SQL MCP server's tools; rewarded by execution (``rlfactory_reward_models.sql_execution``).
 
 Data, by precedence: ``data_path=`` / ``db_dir=``, then the ``RLF_SQL_DATA`` / ``RLF_SQL_DB_DIR`` environment
 variables, then the embedded synthetic sample (three small databases). ``data_path`` is Spider's ``dev.json`` (or
@@ -16,26 +16,23 @@ have no ``db_id``, and whatever the model writes there is replaced, so it reache
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from rlfactory_envs.kernel.chat_format import Qwen3ChatFormat
 from rlfactory_envs.kernel.env import ToolEnv
-from rlfactory_envs.kernel.mcp_config import bundled_server_config
-from rlfactory_envs.kernel.parsers import DEFAULT_MAX_TOOL_CALLS, HermesToolCallParser
-from rlfactory_envs.kernel.task_source import TaskSource, file_version
-from rlfactory_envs.kernel.toolbox import ToolSpec
+from rlfactory_envs.kernel.errors import ConfigError
+from rlfactory_envs.kernel.mcp.config import bundled_server_config
+from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
+from rlfactory_envs.kernel.task_source import shared_tasks
 from rlfactory_envs.sql.baseline import ExploreThenGuessPolicy
+from rlfactory_envs.sql.family import FAMILY, SAMPLE_DB_DIR
 from rlfactory_envs.sql.prompt import sql_prompt
 from rlfactory_envs.sql.task import SqlTask
-from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR, Dataset, default_db_dir, load_sql_tasks, sample_tasks
-from reward_models.sql_execution import Comparison, DistinctMode, EmptyGold, SqlExecutionReward
-from tool_servers.sql.catalog import find_databases
-
-DATA_ENV_VAR = "RLF_SQL_DATA"
-DB_DIR_ENV_VAR = "RLF_SQL_DB_DIR"
+from rlfactory_envs.sql.tasks import Dataset, default_db_dir, load_sql_tasks
+from rlfactory_reward_models.sql_execution import Comparison, DistinctMode, EmptyGold, SqlExecutionReward
+from rlfactory_tool_servers.sqlite_sandbox.catalog import find_databases
 
 
 def sql_server_config(db_dir: str, *, transport: Literal["inprocess", "stdio"] = "inprocess",
@@ -43,19 +40,7 @@ def sql_server_config(db_dir: str, *, transport: Literal["inprocess", "stdio"] =
                       tuning: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The ``mcpServers`` document for the bundled SQL server over ``db_dir`` (query deadline ``timeout_s``)."""
     args = ["--db-dir", str(db_dir), "--timeout-s", f"{timeout_s:g}", *server_args]
-    return bundled_server_config("sql", "tool_servers.sql", args, transport=transport, tuning=tuning)
-
-
-def shared_tasks(data_path: str | None, db_dir: str | None, dataset: Dataset) -> TaskSource[SqlTask]:
-    """The tasks of ``data_path`` (the embedded sample for ``None``), loaded once per file version and shared by
-    every env of the process."""
-    return _cached_tasks(*file_version(data_path), str(Path(db_dir).resolve()) if db_dir else None, dataset)
-
-
-@functools.lru_cache(maxsize=8)
-def _cached_tasks(path: str | None, mtime_ns: int, size: int, db_dir: str | None,
-                  dataset: Dataset) -> TaskSource[SqlTask]:
-    return load_sql_tasks(path, db_dir, dataset=dataset) if path else sample_tasks(dataset)
+    return bundled_server_config("sql", "rlfactory_tool_servers.sql", args, transport=transport, tuning=tuning)
 
 
 @functools.lru_cache(maxsize=8)
@@ -91,28 +76,26 @@ class SqlEnv(ToolEnv):
         query_timeout_s: float = 5.0,
         enable_thinking: bool = True,
         max_turns: int = 6,
-        max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
         **env_kwargs: Any,
     ):
         if dataset not in ("spider", "bird"):
-            raise ValueError("dataset must be 'spider' or 'bird'")
-        data_path = data_path or os.environ.get(DATA_ENV_VAR) or None
-        db_dir = db_dir or os.environ.get(DB_DIR_ENV_VAR) or None
+            raise ConfigError(f"dataset must be 'spider' or 'bird', got {dataset!r}")
+        data_path = FAMILY.setting("data_path", data_path)
+        db_dir = FAMILY.setting("db_dir", db_dir)
         if data_path is None:
             db_dir = db_dir or str(SAMPLE_DB_DIR)
             if Path(db_dir).resolve() != SAMPLE_DB_DIR.resolve():
-                raise ValueError("db_dir= without data_path=: give the questions file too (or neither for the "
-                                 "embedded sample)")
+                raise ConfigError("db_dir= without data_path=: give the questions file too (or neither for the "
+                                  "embedded sample)")
         db_dir = str(Path(db_dir or default_db_dir(data_path)).resolve())
         self.dataset = dataset
         self.db_dir = db_dir
         self.database_ids = frozenset(find_databases(db_dir))
-        tasks = shared_tasks(data_path, db_dir, dataset)
         if tool_servers is None:
             tool_servers = sql_server_config(db_dir, transport=transport, timeout_s=query_timeout_s)
         reward = shared_reward(db_dir, comparison or dataset, distinct, float(query_timeout_s), empty_gold,
                                bool(test_suite))
-        super().__init__(tasks=tasks, tool_servers=tool_servers, parser=HermesToolCallParser(max_tool_calls),
+        super().__init__(tasks=shared_tasks(load_sql_tasks, data_path, db_dir, dataset), tool_servers=tool_servers,
                          chat_format=Qwen3ChatFormat(enable_thinking=enable_thinking), reward_model=reward,
                          max_turns=max_turns, **env_kwargs)
 
@@ -130,8 +113,3 @@ class SqlEnv(ToolEnv):
 
     def scripted_policy(self) -> ExploreThenGuessPolicy:
         return ExploreThenGuessPolicy()
-
-    def invalid_action_feedback(self) -> str:
-        return ("Your response contained neither a tool call nor a final answer. Call list_tables, describe_table "
-                "or run_query inside <tool_call></tool_call>, or give the final SQL query between <answer> and "
-                "</answer>.")

@@ -14,27 +14,23 @@ out.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
+from rlfactory_envs.kernel.task_files import read_rows
 from rlfactory_envs.kernel.task_source import TaskSource
+from rlfactory_envs.sql.family import SAMPLE_DB_DIR, SAMPLE_QUESTIONS_PATH
 from rlfactory_envs.sql.task import SqlTask
-from tool_servers.sql.catalog import find_databases
+from rlfactory_tool_servers.sqlite_sandbox.catalog import find_databases
 
 __all__ = ["SAMPLE_DB_DIR", "SAMPLE_NAME", "SAMPLE_QUESTIONS_PATH", "Dataset", "default_db_dir", "load_sql_tasks",
            "sample_tasks"]
 
 logger = logging.getLogger(__name__)
 
-_DATA_DIR = Path(__file__).resolve().parent / "data"
-SAMPLE_QUESTIONS_PATH = _DATA_DIR / "questions.json"
-"""The embedded synthetic sample's questions (Spider layout plus BIRD's ``evidence``); see ``sample_data``."""
-SAMPLE_DB_DIR = _DATA_DIR / "database"
-"""The embedded synthetic sample's databases, in Spider's layout."""
 SAMPLE_NAME = "rlf-sql-sample"
 _DB_DIR_NAMES = ("database", "dev_databases", "train_databases")
 
@@ -51,28 +47,15 @@ def default_db_dir(data_path: str | os.PathLike[str]) -> Path:
     raise FileNotFoundError(f"no database folder ({', '.join(_DB_DIR_NAMES)}) beside {data_path}; pass db_dir=")
 
 
-def _rows(path: Path) -> Iterator[tuple[int, Any]]:
-    try:
-        if path.suffix.lower() == ".jsonl":
-            with path.open(encoding="utf-8-sig") as lines:
-                for number, line in enumerate(lines):
-                    if line.strip():
-                        yield number, json.loads(line)
-            return
-        items = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: not valid JSON: {exc}") from None
-    if not isinstance(items, list):
-        raise ValueError(f"{path}: expected a JSON list of questions (Spider's dev.json, BIRD's dev.json)")
-    yield from enumerate(items)
-
-
-def load_sql_tasks(data_path: str | os.PathLike[str], db_dir: str | os.PathLike[str] | None = None, *,
-                   dataset: Dataset = "spider", name: str | None = None) -> TaskSource[SqlTask]:
-    """The questions of ``data_path`` whose database is in ``db_dir``, in file order.
+def load_sql_tasks(data_path: str | os.PathLike[str] | None, db_dir: str | os.PathLike[str] | None = None,
+                   dataset: Dataset = "spider", *, name: str | None = None) -> TaskSource[SqlTask]:
+    """The questions of ``data_path`` whose database is in ``db_dir``, in file order; ``None``: the embedded
+    sample (``sample_tasks``).
 
     ``ValueError`` for a malformed row (with its position), repeated ids, or no usable question;
     ``FileNotFoundError`` for a missing file or database folder."""
+    if data_path is None:
+        return sample_tasks(dataset)
     path = Path(data_path)
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
@@ -80,13 +63,13 @@ def load_sql_tasks(data_path: str | os.PathLike[str], db_dir: str | os.PathLike[
     databases = find_databases(db_dir)
     tasks: list[SqlTask] = []
     missing: dict[str, int] = {}
-    for number, row in _rows(path):
-        if not isinstance(row, Mapping):
-            raise ValueError(f"{path}: item {number + 1}: expected a JSON object, got {type(row).__name__}")
+    for row in read_rows(path, json_layout="list", what="SQL tasks"):
+        if not isinstance(row.data, Mapping):
+            raise ValueError(f"{path}: {row.place}: expected a JSON object, got {type(row.data).__name__}")
         try:
-            task = SqlTask.from_dict(row, task_id=str(number), data_source=dataset)
+            task = SqlTask.from_dict(row.data, task_id=str(row.index), data_source=dataset)
         except ValueError as exc:
-            raise ValueError(f"{path}: item {number + 1}: {exc}") from None
+            raise ValueError(f"{path}: {row.place}: {exc}") from None
         if task.db_id not in databases:
             missing[task.db_id] = missing.get(task.db_id, 0) + 1
             continue

@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 
 import transformers
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.delta_encoder import TiktokenDeltaEncoder, TokenizerDeltaEncoder, delta_encoder, tiktoken_encoder
+from rlfactory_adapters.delta_encoder import (
+    TiktokenDeltaEncoder,
+    TokenizerDeltaEncoder,
+    delta_encoder,
+    tiktoken_encoder,
+)
 
 MARKUP = ["<|im_start|>", "<|im_end|>", "<tool_response>", "</tool_response>", "<think>", "</think>", "\n", " ",
           "<|endoftext|>", "<tool_call>", "'s", "\u0338", "\u0301", "Å", "ﬁ", "東京", "🙂", "\r\n", "  ", "1,234.5"]
@@ -47,7 +51,7 @@ def test_tokens_added_later_are_seen(qwen3_tokenizer):
 
 
 def test_a_vocabulary_entry_no_merge_makes_refuses_the_fast_path(qwen3_tokenizer):
-    from adapters.delta_encoder import _ranks_follow_merges
+    from rlfactory_adapters.delta_encoder import _ranks_follow_merges
 
     model = json.loads(qwen3_tokenizer.backend_tokenizer.to_str())["model"]
     assert _ranks_follow_merges(model)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from adapters.overhead_bench import main
+from benchmarks.adapter_overhead import main
 
 
 def test_overhead_bench_writes_json(tmp_path, qwen3_tokenizer, capsys):

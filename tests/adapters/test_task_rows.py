@@ -6,10 +6,11 @@ import json
 
 import pyarrow.parquet as pq
 
-from adapters.chat_prompt import prompt_text
-from adapters.offline_score import last_model_turn, score_response
-from adapters.prepare_data import main as prepare_data
-from adapters.task_rows import task_rows
+from rlfactory_adapters.chat_prompt import prompt_text
+from rlfactory_adapters.offline_score import last_model_turn, score_response
+from rlfactory_adapters.prepare_data import main as prepare_data
+from rlfactory_adapters.task_rows import task_rows
+from rlfactory_envs.kernel.chat_format import Qwen3ChatFormat, SearchR1Format
 
 ENV_ID = "rlf/Search-NQ-v0"
 
@@ -70,7 +71,7 @@ def test_offline_score_matches_the_env_reward():
     transcript = ("<tool_call>{}</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\n<answer>decoy</answer>"
                   "\n</tool_response><|im_end|>\n<|im_start|>assistant\n<think>\nok\n</think>\n\n"
                   f"<answer>{gold}</answer><|im_end|>")
-    assert last_model_turn(transcript).startswith("<think>")
+    assert last_model_turn(transcript, Qwen3ChatFormat.last_turn_markers).startswith("<think>")
     assert score_response(ENV_ID, row.task, transcript).value == 1.0
     decoy = transcript.replace(f"<answer>{gold}</answer>", "no answer")
     assert score_response(ENV_ID, row.task, decoy).value == 0.0
@@ -92,8 +93,9 @@ def test_offline_score_on_a_response_decoded_without_special_tokens(qwen3_tokeni
 def test_the_latest_marker_starts_the_last_turn():
     response = ("<|im_start|>assistant\nfirst <search>q</search>\n\n<information>Doc</information>\n\n"
                 "<answer>last</answer>")
-    assert last_model_turn(response) == "\n\n<answer>last</answer>"
-    assert last_model_turn("no markers <answer>a</answer>") == "no markers <answer>a</answer>"
+    markers = SearchR1Format.last_turn_markers + Qwen3ChatFormat.last_turn_markers
+    assert last_model_turn(response, markers) == "\n\n<answer>last</answer>"
+    assert last_model_turn("no markers <answer>a</answer>", markers) == "no markers <answer>a</answer>"
 
 
 def test_the_search_r1_prompt_has_no_tool_calling_system_block(qwen3_tokenizer):

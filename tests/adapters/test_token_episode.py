@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.token_episode import TokenEpisode
+from rlfactory_adapters.token_episode import TokenEpisode
 
 pieces = st.lists(st.one_of(st.text(max_size=30), st.sampled_from(["<|im_end|>\n", "<|im_start|>user\n", "\n"])),
                   max_size=6).map("".join)

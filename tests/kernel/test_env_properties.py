@@ -1,64 +1,42 @@
-"""Hypothesis properties of the env semantics, on rlf/Search-NQ-v0 over the embedded sample (both formats)."""
+"""The env semantics of rlf/Search-NQ-v0 in both formats, through ``rlfactory_envs.testing`` (one test per property),
+and the search family's own properties over the embedded sample."""
 
 import asyncio
 import json
 
 import gymnasium as gym
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import rlfactory_envs
 from rlfactory_envs import EnvBatch
-from tests.env_semantics import assert_max_turns_truncates, play_checking_semantics
+from rlfactory_envs.testing import semantics_test_class
 
 FORMATS = ["rlf/Search-NQ-v0", "rlf/Search-NQ-SearchR1-v0"]
-PROPERTY_SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+ENV_KWARGS = {"max_turns": 3, "max_action_chars": 4096}
+
+
+def truncation_scores_zero(env, action, result):
+    """An episode cut short without an answer scores 0.0 (the default format_score)."""
+    if result.truncated:
+        assert result.reward == 0.0, f"a truncated search episode scored {result.reward!r}, not 0.0"
+
+
+TestSearchNQSemantics = semantics_test_class("rlf/Search-NQ-v0", env_kwargs=ENV_KWARGS, max_examples=50,
+                                             check_step=truncation_scores_zero)
+TestSearchNQSearchR1Semantics = semantics_test_class("rlf/Search-NQ-SearchR1-v0", env_kwargs=ENV_KWARGS,
+                                                     max_examples=50, check_step=truncation_scores_zero)
 
 
 @pytest.fixture(scope="module", params=FORMATS)
 def env(request):
-    env = gym.make(request.param, max_turns=3, max_action_chars=4096).unwrapped
+    env = gym.make(request.param, **ENV_KWARGS).unwrapped
     yield env
     env.close()
 
 
 def call(query, name="search"):
     return "<tool_call>\n" + json.dumps({"name": name, "arguments": {"query": query}}) + "\n</tool_call>"
-
-
-markup = st.sampled_from(["<tool_call>", "</tool_call>", "<search>", "</search>", "<answer>", "</answer>",
-                          "<think>", "</think>", "{", "}", '"name"', '"arguments"', ":", '"search"', "\n"])
-actions = st.one_of(
-    st.text(max_size=200),
-    st.lists(markup | st.text(max_size=12), max_size=20).map("".join),
-    st.text(max_size=40).map(call),
-    st.text(max_size=40).map(lambda q: f"<search>{q}</search>"),
-    st.text(max_size=40).map(lambda a: f"<answer>{a}</answer>"),
-    st.integers(4000, 9000).map(lambda n: "x" * n),
-    st.tuples(st.sampled_from(["[", "{", "[{", '{"a":', "<answer>", "<tool_call>", "<search>", "</think>"]),
-              st.integers(1, 3000)).map(lambda pair: "<tool_call>" + pair[0] * pair[1]),
-)
-
-
-@PROPERTY_SETTINGS
-@given(seed=st.integers(0, 2**31 - 1))
-def test_seeded_reset_is_deterministic(env, seed):
-    first = env.reset(seed=seed)
-    second = env.reset(seed=seed)
-    assert first == second
-
-
-@PROPERTY_SETTINGS
-@given(seed=st.integers(0, 1000), episode=st.lists(actions, min_size=1, max_size=6))
-def test_episode_semantics(env, seed, episode):
-    play_checking_semantics(env, seed, episode)
-
-
-@PROPERTY_SETTINGS
-@given(seed=st.integers(0, 1000))
-def test_max_turns_bounds_every_episode(env, seed):
-    assert_max_turns_truncates(env, seed, "I am still thinking.")
 
 
 @settings(max_examples=15, deadline=None)
@@ -90,17 +68,6 @@ def test_batch_outputs_align_with_inputs(plan, seed):
             batch.close()
 
     asyncio.run(run())
-
-
-def test_every_registered_id_is_a_gymnasium_env():
-    from gymnasium.utils.env_checker import check_env
-
-    for env_id in rlfactory_envs.ENVIRONMENTS:
-        env = gym.make(env_id)
-        try:
-            check_env(env.unwrapped)
-        finally:
-            env.close()
 
 
 def test_options_pin_tasks(env):
@@ -150,7 +117,7 @@ def test_ansi_render_is_the_transcript():
 
 
 async def test_a_cancelled_step_leaves_no_trace():
-    servers = {"mcpServers": {"sleep": {"module": "tool_servers.sleep"}}}
+    servers = {"mcpServers": {"sleep": {"module": "rlfactory_tool_servers.sleep"}}}
     env = gym.make("rlf/Search-NQ-v0", tool_servers=servers, max_turns=3).unwrapped
     try:
         await env.areset(seed=0)

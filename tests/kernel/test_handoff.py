@@ -5,14 +5,14 @@ import threading
 
 import pytest
 
-from rlfactory_envs.kernel.loop_thread import LoopThread
+from rlfactory_envs.kernel.mcp.loop_thread import LoopThread
+from rlfactory_envs.kernel.mcp.toolbox import Toolbox
 from rlfactory_envs.kernel.tool_call import ToolCall
-from rlfactory_envs.kernel.toolbox import Toolbox
 
 
 @pytest.fixture
 def toolbox():
-    toolbox = Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep"}}}).start()
+    toolbox = Toolbox({"mcpServers": {"sleep": {"module": "rlfactory_tool_servers.sleep"}}}).start()
     yield toolbox
     toolbox.close()
 
@@ -67,7 +67,7 @@ def test_callers_on_several_threads_and_loops(toolbox):
 
 
 async def test_closing_the_toolbox_under_waiting_callers_gives_error_results():
-    toolbox = Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep"}}}).start()
+    toolbox = Toolbox({"mcpServers": {"sleep": {"module": "rlfactory_tool_servers.sleep"}}}).start()
     pending = asyncio.ensure_future(toolbox.acall_many([ToolCall("sleep", {"ms": 5_000})]))
     await asyncio.sleep(0.1)
     await asyncio.to_thread(toolbox.close)
@@ -78,7 +78,7 @@ async def test_closing_the_toolbox_under_waiting_callers_gives_error_results():
 async def test_closing_the_toolbox_under_a_batch_step_ends_those_episodes_with_an_error():
     from rlfactory_envs import EnvBatch
 
-    servers = {"mcpServers": {"sleep": {"module": "tool_servers.sleep"}}}
+    servers = {"mcpServers": {"sleep": {"module": "rlfactory_tool_servers.sleep"}}}
     batch = EnvBatch.make("rlf/Search-NQ-v0", 2, tool_servers=servers)
     try:
         await batch.areset(seeds=[0, 1])
@@ -96,7 +96,7 @@ async def test_closing_the_toolbox_under_a_batch_step_ends_those_episodes_with_a
 def test_closing_the_toolbox_under_a_sync_step_raises_a_clear_error():
     import gymnasium as gym
 
-    env = gym.make("rlf/Search-NQ-v0", tool_servers={"mcpServers": {"sleep": {"module": "tool_servers.sleep"}}}).unwrapped
+    env = gym.make("rlf/Search-NQ-v0", tool_servers={"mcpServers": {"sleep": {"module": "rlfactory_tool_servers.sleep"}}}).unwrapped
     try:
         env.reset(seed=0)
         timer = threading.Timer(0.2, env.toolbox.close)

@@ -3,7 +3,8 @@ import json
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from rlfactory_envs.kernel.parsers import HermesToolCallParser, SearchR1Parser, make_parser, strip_reasoning
+from rlfactory_envs.kernel.chat_format import make_chat_format
+from rlfactory_envs.kernel.parsers import HermesToolCallParser, SearchR1Parser, strip_reasoning
 
 hermes = HermesToolCallParser(max_tool_calls=4)
 
@@ -80,9 +81,10 @@ def test_search_r1_first_tag_wins():
     assert parser.parse("no tags at all").is_empty
 
 
-def test_make_parser_names():
-    assert isinstance(make_parser("qwen3"), HermesToolCallParser)
-    assert isinstance(make_parser("search_r1"), SearchR1Parser)
+def test_each_chat_format_makes_its_parser():
+    assert isinstance(make_chat_format("qwen3").parser(), HermesToolCallParser)
+    assert isinstance(make_chat_format("search_r1").parser(), SearchR1Parser)
+    assert make_chat_format("hermes").parser(max_tool_calls=2, answer_tag="final").answer_tag == "final"
 
 
 json_values = st.recursive(

@@ -7,14 +7,14 @@ import time
 
 import pytest
 
-from rlfactory_envs.kernel.mcp_config import as_stdio, bundled_server_config, load_mcp_config
-from rlfactory_envs.kernel.mcp_session import TransportError
-from rlfactory_envs.kernel.server_client import ServerClient
+from rlfactory_envs.kernel.mcp.config import as_stdio, bundled_server_config, load_mcp_config
+from rlfactory_envs.kernel.mcp.server_client import ServerClient
+from rlfactory_envs.kernel.mcp.session import TransportError
+from rlfactory_envs.kernel.mcp.toolbox import Toolbox, acquire_toolbox
 from rlfactory_envs.kernel.tool_call import ToolCall
-from rlfactory_envs.kernel.toolbox import Toolbox, acquire_toolbox
 from tests.conftest import http_tool_server, sleep_server_entry
 
-INPROCESS_SLEEP = {"mcpServers": {"sleep": {"module": "tool_servers.sleep"}}}
+INPROCESS_SLEEP = {"mcpServers": {"sleep": {"module": "rlfactory_tool_servers.sleep"}}}
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def test_concurrent_calls_are_merged_into_one_request(inprocess, monkeypatch):
 
 
 def test_merging_can_be_turned_off(monkeypatch):
-    with Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep", "batching": False}}}) as toolbox:
+    with Toolbox({"mcpServers": {"sleep": {"module": "rlfactory_tool_servers.sleep", "batching": False}}}) as toolbox:
         seen = count_requests(monkeypatch)
         latencies = [60, 1, 40, 0, 20] * 4  # results come back in a different order than they were asked
         results = toolbox.call_many(sleeps(*latencies))
@@ -72,7 +72,7 @@ def test_merging_can_be_turned_off(monkeypatch):
 
 
 def test_batches_are_split_at_max_batch_size(monkeypatch):
-    with Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep", "max_batch_size": 8}}}) as toolbox:
+    with Toolbox({"mcpServers": {"sleep": {"module": "rlfactory_tool_servers.sleep", "max_batch_size": 8}}}) as toolbox:
         seen = count_requests(monkeypatch)
         results = toolbox.call_many(sleeps(*range(20)))
         assert [r.text for r in results] == [f"slept {m} ms" for m in range(20)]
@@ -96,7 +96,7 @@ async def test_async_calls_from_any_loop(inprocess):
 
 
 def test_deadline_turns_a_hang_into_an_error_and_the_server_stays_usable():
-    with Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep", "timeout_s": 0.3}}}) as toolbox:
+    with Toolbox({"mcpServers": {"sleep": {"module": "rlfactory_tool_servers.sleep", "timeout_s": 0.3}}}) as toolbox:
         started = time.perf_counter()
         slow, fast = toolbox.call_many([ToolCall("sleep", {"ms": 60_000}), ToolCall("process_id", {})])
         assert time.perf_counter() - started < 5
@@ -117,7 +117,7 @@ def test_shared_toolboxes_are_reference_counted():
 
 
 def test_tool_name_collisions_are_refused():
-    toolbox = Toolbox({"mcpServers": {"a": {"module": "tool_servers.sleep"}, "b": {"module": "tool_servers.sleep"}}})
+    toolbox = Toolbox({"mcpServers": {"a": {"module": "rlfactory_tool_servers.sleep"}, "b": {"module": "rlfactory_tool_servers.sleep"}}})
     with pytest.raises(ValueError, match="offered by both"):
         toolbox.start()
 
@@ -129,9 +129,9 @@ def test_unreachable_server_fails_at_start_with_its_name():
 
 
 def test_config_documents():
-    config = load_mcp_config('{"mcpServers": {"s": {"module": "tool_servers.sleep", "timeout_s": 2, "disabled": false}}}')
+    config = load_mcp_config('{"mcpServers": {"s": {"module": "rlfactory_tool_servers.sleep", "timeout_s": 2, "disabled": false}}}')
     stdio = as_stdio(config, sys.executable).servers["s"]
-    assert stdio.command == sys.executable and stdio.args == ["-m", "tool_servers.sleep"] and stdio.timeout_s == 2
+    assert stdio.command == sys.executable and stdio.args == ["-m", "rlfactory_tool_servers.sleep"] and stdio.timeout_s == 2
     for bad, message in [({}, "mcpServers"), ({"mcpServers": {}}, "names no server"),
                          ({"mcpServers": {"s": {"command": "x", "url": "y"}}}, "exactly one"),
                          ({"mcpServers": {"s": {"url": "http://x", "timeout_s": -1}}}, "invalid")]:
@@ -140,13 +140,13 @@ def test_config_documents():
 
 
 def test_bundled_server_config_in_process_or_over_stdio():
-    inprocess = bundled_server_config("s", "tool_servers.sleep", ["--x", "1"], tuning={"timeout_s": 2})
-    assert inprocess == {"mcpServers": {"s": {"module": "tool_servers.sleep", "args": ["--x", "1"], "timeout_s": 2}}}
-    stdio = load_mcp_config(bundled_server_config("s", "tool_servers.sleep", ["--x", "1"], transport="stdio"))
+    inprocess = bundled_server_config("s", "rlfactory_tool_servers.sleep", ["--x", "1"], tuning={"timeout_s": 2})
+    assert inprocess == {"mcpServers": {"s": {"module": "rlfactory_tool_servers.sleep", "args": ["--x", "1"], "timeout_s": 2}}}
+    stdio = load_mcp_config(bundled_server_config("s", "rlfactory_tool_servers.sleep", ["--x", "1"], transport="stdio"))
     entry = stdio.servers["s"]
-    assert entry.command == sys.executable and entry.args == ["-m", "tool_servers.sleep", "--x", "1"]
+    assert entry.command == sys.executable and entry.args == ["-m", "rlfactory_tool_servers.sleep", "--x", "1"]
     with pytest.raises(ValueError, match="inprocess"):
-        bundled_server_config("s", "tool_servers.sleep", [], transport="http")
+        bundled_server_config("s", "rlfactory_tool_servers.sleep", [], transport="http")
 
 
 @pytest.mark.integration
@@ -185,7 +185,7 @@ def test_stdio_close_stops_the_server_process():
 
 @pytest.fixture
 def http_sleep_server(tmp_path):
-    with http_tool_server("tool_servers.sleep", log=tmp_path / "server.log") as url:
+    with http_tool_server("rlfactory_tool_servers.sleep", log=tmp_path / "server.log") as url:
         yield url
 
 
@@ -199,7 +199,7 @@ def test_streamable_http_server(http_sleep_server, monkeypatch):
 
 
 def test_inprocess_server_with_bad_arguments_fails_at_start_without_killing_the_loop():
-    toolbox = Toolbox({"mcpServers": {"search": {"module": "tool_servers.search", "args": ["--corpus", "/no/such"]}}})
+    toolbox = Toolbox({"mcpServers": {"search": {"module": "rlfactory_tool_servers.search", "args": ["--corpus", "/no/such"]}}})
     with pytest.raises(TransportError, match="refused its arguments"):
         toolbox.start()
     with Toolbox(INPROCESS_SLEEP) as toolbox:
@@ -214,7 +214,7 @@ def test_pooled_sessions_spread_requests_over_server_processes():
 
 
 def test_concurrency_limit_serialises_requests():
-    toolbox = Toolbox({"mcpServers": {"sleep": {"module": "tool_servers.sleep", "batching": False,
+    toolbox = Toolbox({"mcpServers": {"sleep": {"module": "rlfactory_tool_servers.sleep", "batching": False,
                                                 "max_concurrency": 1}}})
     try:
         toolbox.start()
@@ -240,7 +240,7 @@ def test_a_hanging_call_fails_alone_and_the_server_survives_the_deadline():
 
 @pytest.mark.integration
 def test_the_deadline_covers_reconnecting_to_a_slow_starting_server():
-    slow_start = {"command": "sh", "args": ["-c", f"sleep 2; exec {sys.executable} -m tool_servers.sleep"],
+    slow_start = {"command": "sh", "args": ["-c", f"sleep 2; exec {sys.executable} -m rlfactory_tool_servers.sleep"],
                   "timeout_s": 0.5}
     with Toolbox({"mcpServers": {"sleep": slow_start}}) as toolbox:
         pid = int(toolbox.call_many([ToolCall("process_id", {})])[0].text)

@@ -8,9 +8,11 @@ import gymnasium as gym
 import pytest
 
 from rlfactory_envs.rollout.runner import run_rollouts
-from rlfactory_envs.search.env import CORPUS_ENV_VAR, DATA_ENV_VAR
+from rlfactory_envs.search.family import FAMILY
 from rlfactory_envs.search.tasks import SAMPLE_CORPUS_PATH
 from tests.conftest import http_tool_server, shared_file
+
+DATA_ENV_VAR, CORPUS_ENV_VAR = FAMILY.env_vars["data_path"], FAMILY.env_vars["corpus_path"]
 
 
 def search_call(query: str) -> str:
@@ -58,7 +60,7 @@ def test_search_server_as_a_stdio_subprocess():
     try:
         _, info = env.reset(seed=3)
         entry = env.toolbox.config.servers["search"]
-        assert entry.args[:2] == ["-m", "tool_servers.search"]
+        assert entry.args[:2] == ["-m", "rlfactory_tool_servers.search"]
         obs, *_ = env.step(f"<think>look it up</think><search>{env.task.question}</search>")
         assert obs.startswith("\n\n<information>Doc 1(Title: ") and obs.endswith("</information>\n\n")
     finally:
@@ -80,7 +82,7 @@ def test_scripted_baseline_really_searches_and_scores(env_id):
 
 @pytest.mark.integration
 def test_search_server_over_streamable_http(tmp_path):
-    with http_tool_server("tool_servers.search", "--corpus", str(SAMPLE_CORPUS_PATH), log=tmp_path / "log") as url:
+    with http_tool_server("rlfactory_tool_servers.search", "--corpus", str(SAMPLE_CORPUS_PATH), log=tmp_path / "log") as url:
         env = gym.make("rlf/Search-NQ-v0", tool_servers={"mcpServers": {"search": {"url": url}}}).unwrapped
         try:
             _, info = env.reset(seed=2)

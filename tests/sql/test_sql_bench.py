@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from rlfactory_envs.benchmarks import main
+from benchmarks.env_bench import main
 
 
 def test_quick_sql_bench_writes_report(tmp_path, capsys):

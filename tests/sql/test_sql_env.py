@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 
 import rlfactory_envs  # noqa: F401 - registers the ids
-from reward_models.base import RewardInput
+from rlfactory_envs.kernel.reward import RewardInput
 from rlfactory_envs.rollout.runner import run_rollouts
 from rlfactory_envs.sql.tasks import SAMPLE_NAME
 from tests.conftest import shared_file
@@ -159,7 +159,7 @@ def test_sql_server_over_streamable_http_with_the_db_id_bound(tmp_path):
     from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
     from tests.conftest import http_tool_server
 
-    with http_tool_server("tool_servers.sql", "--db-dir", str(SAMPLE_DB_DIR), log=tmp_path / "log") as url:
+    with http_tool_server("rlfactory_tool_servers.sql", "--db-dir", str(SAMPLE_DB_DIR), log=tmp_path / "log") as url:
         env = gym.make("rlf/NL2SQL-Spider-v0", tool_servers={"mcpServers": {"sql": {"url": url}}}).unwrapped
         try:
             _, info = env.reset(seed=0)

@@ -1,30 +1,20 @@
-"""The env semantics of tests/kernel/test_env_properties.py, as hypothesis properties of the two NL2SQL ids."""
+"""The env semantics of the two NL2SQL ids through ``rlfactory_envs.testing`` (one test per property), with the SQL
+family's own rules: rewards are exactly 0.0 or 1.0, and a batch of envs scores each env's own task."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 
-import gymnasium as gym
-import pytest
-from gymnasium.utils.env_checker import check_env
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rlfactory_envs  # noqa: F401
 from rlfactory_envs import EnvBatch
-from tests.env_semantics import assert_max_turns_truncates, play_checking_semantics
+from rlfactory_envs.testing import semantics_test_class
 
 IDS = ["rlf/NL2SQL-Spider-v0", "rlf/NL2SQL-BIRD-v0"]
-PROPERTY_SETTINGS = settings(max_examples=25, deadline=None,
-                             suppress_health_check=[HealthCheck.function_scoped_fixture])
-
-
-@pytest.fixture(scope="module", params=IDS)
-def env(request):
-    env = gym.make(request.param, max_turns=3, max_action_chars=4096, query_timeout_s=0.5).unwrapped
-    yield env
-    env.close()
+ENV_KWARGS = {"max_turns": 3, "max_action_chars": 4096, "query_timeout_s": 0.5}
 
 
 def call(name, **arguments):
@@ -34,43 +24,25 @@ def call(name, **arguments):
 sql_text = st.one_of(st.sampled_from(["SELECT 1", "SELECT * FROM books", "DROP TABLE books", "SELECT 1; SELECT 2",
                                       "SELECT count(*) FROM students", "PRAGMA query_only=0", ""]),
                      st.text(max_size=60))
-markup = st.sampled_from(["<tool_call>", "</tool_call>", "<answer>", "</answer>", "<think>", "</think>", "{", "}",
-                          '"name"', '"arguments"', ":", '"run_query"', '"sql"', "SELECT", ";", "\n"])
-actions = st.one_of(
-    st.text(max_size=200),
-    st.lists(markup | st.text(max_size=12), max_size=20).map("".join),
+sql_actions = st.one_of(
     sql_text.map(lambda sql: call("run_query", sql=sql)),
-    st.text(max_size=30).map(lambda table: call("describe_table", table=table)),
-    st.just(call("list_tables")),
     st.fixed_dictionaries({"db_id": st.text(max_size=20), "sql": sql_text}).map(lambda a: call("run_query", **a)),
     sql_text.map(lambda sql: f"<answer>{sql}</answer>"),
-    st.integers(4000, 9000).map(lambda n: "x" * n),
 )
+"""Real and hostile SQL, mixed into the library's actions (which already cover the markup and every tool)."""
 
 
-def test_check_env_passes(env):
-    check_env(env)
+def sql_rewards(env, action, result):
+    """Rewards are exactly 0.0 or 1.0, and 0.0 for an episode cut short without an answer."""
+    assert result.reward in (0.0, 1.0), f"the SQL reward {result.reward!r} for {action[:80]!r} is not 0.0 or 1.0"
+    if result.truncated:
+        assert result.reward == 0.0, f"a truncated SQL episode scored {result.reward!r}, not 0.0"
 
 
-@PROPERTY_SETTINGS
-@given(seed=st.integers(0, 2**31 - 1))
-def test_seeded_reset_is_deterministic(env, seed):
-    assert env.reset(seed=seed) == env.reset(seed=seed)
-
-
-@PROPERTY_SETTINGS
-@given(seed=st.integers(0, 1000), episode=st.lists(actions, min_size=1, max_size=5))
-def test_episode_semantics(env, seed, episode):
-    for reward, info in play_checking_semantics(env, seed, episode):
-        assert reward in (0.0, 1.0)
-        for result in info.get("tool_results", []):
-            assert "Traceback" not in result["text"]
-
-
-@PROPERTY_SETTINGS
-@given(seed=st.integers(0, 1000))
-def test_max_turns_bounds_every_episode(env, seed):
-    assert_max_turns_truncates(env, seed, call("list_tables"))
+SQL_SEMANTICS = {"env_kwargs": ENV_KWARGS, "max_examples": 50, "actions": sql_actions,
+                 "idle_action": call("list_tables"), "check_step": sql_rewards}
+TestSpiderSemantics = semantics_test_class("rlf/NL2SQL-Spider-v0", **SQL_SEMANTICS)
+TestBirdSemantics = semantics_test_class("rlf/NL2SQL-BIRD-v0", **SQL_SEMANTICS)
 
 
 @settings(max_examples=10, deadline=None)

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reward_models.sql_execution import SqlExecutionReward
 from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
-from tool_servers.sql.catalog import DatabaseCatalog
-from tool_servers.sql.engine import QueryError, QueryLimits, QueryRefused, ReadOnlyDatabase
-from tool_servers.sql.statement_check import UnsafeQuery, parse_read_query
+from rlfactory_reward_models.sql_execution import SqlExecutionReward
+from rlfactory_tool_servers.sqlite_sandbox.catalog import DatabaseCatalog
+from rlfactory_tool_servers.sqlite_sandbox.engine import QueryError, QueryLimits, QueryRefused, ReadOnlyDatabase
+from rlfactory_tool_servers.sqlite_sandbox.statement_check import UnsafeQuery, parse_read_query
 
 HOSTILE = [
     "DROP TABLE books",

@@ -118,7 +118,7 @@ def test_embedded_sample():
 
 
 def test_sample_databases_are_what_the_generator_writes(tmp_path):
-    from rlfactory_envs.sql import sample_data
+    from data_generators import sql_sample as sample_data
 
     sample_data.write_sample(tmp_path)
     for db_id in sample_data.schemas():
@@ -128,12 +128,12 @@ def test_sample_databases_are_what_the_generator_writes(tmp_path):
             db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
             dumps.append(list(db.iterdump()))
             db.close()
-        assert dumps[0] == dumps[1], f"{db_id}: run python -m rlfactory_envs.sql.sample_data"
+        assert dumps[0] == dumps[1], f"{db_id}: run python -m data_generators.sql_sample"
     assert (tmp_path / "questions.json").read_text() == (SAMPLE_DB_DIR.parent / "questions.json").read_text()
 
 
 def test_every_sample_gold_query_returns_rows():
-    from reward_models.sql_execution import SqlExecutionReward
+    from rlfactory_reward_models.sql_execution import SqlExecutionReward
 
     reward = SqlExecutionReward(SAMPLE_DB_DIR)
     try:

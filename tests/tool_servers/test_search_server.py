@@ -14,12 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
 
-from tool_servers.batched_tool import BATCH_OF_META_KEY
-from tool_servers.search import build_server
-from tool_servers.search.bm25_retriever import METADATA_FILE, BM25Retriever, corpus_fingerprint
-from tool_servers.search.corpus import Corpus, load_corpus
-from tool_servers.search.formatting import format_passages
-from tool_servers.search.server import NO_MATCH_TEXT, SearchLimits, SearchService, create_server
+from rlfactory_tool_servers.batched_tool import BATCH_OF_META_KEY
+from rlfactory_tool_servers.search import build_server
+from rlfactory_tool_servers.search.bm25_retriever import METADATA_FILE, BM25Retriever, corpus_fingerprint
+from rlfactory_tool_servers.search.corpus import Corpus, load_corpus
+from rlfactory_tool_servers.search.formatting import format_passages
+from rlfactory_tool_servers.search.server import NO_MATCH_TEXT, SearchLimits, SearchService, create_server
 from tests.conftest import REPO_ROOT, SHARED_DATA, http_tool_server
 
 WIKI_SAMPLE = SHARED_DATA / "wiki" / "wiki18_sample_1000.jsonl"
@@ -331,7 +331,7 @@ async def check_search_over(client: Client) -> None:
 
 @pytest.mark.integration
 async def test_over_stdio_subprocess(corpus_path: Path) -> None:
-    parameters = StdioServerParameters(command=sys.executable, args=["-m", "tool_servers.search", "--corpus",
+    parameters = StdioServerParameters(command=sys.executable, args=["-m", "rlfactory_tool_servers.search", "--corpus",
                                                                      str(corpus_path)], cwd=str(REPO_ROOT))
     with anyio.fail_after(30):
         async with Client(parameters) as client:
@@ -340,7 +340,7 @@ async def test_over_stdio_subprocess(corpus_path: Path) -> None:
 
 @pytest.mark.integration
 async def test_over_streamable_http_subprocess(corpus_path: Path, tmp_path: Path) -> None:
-    with http_tool_server("tool_servers.search", "--corpus", str(corpus_path), log=tmp_path / "server.log") as url:
+    with http_tool_server("rlfactory_tool_servers.search", "--corpus", str(corpus_path), log=tmp_path / "server.log") as url:
         with anyio.fail_after(20):
             async with Client(url) as client:
                 await check_search_over(client)
@@ -393,7 +393,7 @@ def faiss_module():
 
 
 def test_missing_optional_dependencies_are_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tool_servers.search.dense_retriever import E5QueryEncoder, import_faiss
+    from rlfactory_tool_servers.search.dense_retriever import E5QueryEncoder, import_faiss
 
     for module in ("faiss", "torch", "transformers"):
         monkeypatch.setitem(sys.modules, module, None)  # makes `import module` fail
@@ -404,7 +404,7 @@ def test_missing_optional_dependencies_are_named(monkeypatch: pytest.MonkeyPatch
 
 
 def test_dense_retriever_on_a_small_index(faiss_module, tmp_path: Path) -> None:
-    from tool_servers.search.dense_retriever import DenseRetriever
+    from rlfactory_tool_servers.search.dense_retriever import DenseRetriever
 
     vectors = np.random.default_rng(0).normal(size=(5, 8)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -424,7 +424,7 @@ def test_dense_retriever_on_a_small_index(faiss_module, tmp_path: Path) -> None:
 def test_dense_retriever_on_the_real_e5_index(faiss_module, wiki_corpus: Corpus) -> None:
     if not FAISS_SAMPLE.is_file():
         pytest.skip(f"the e5 FAISS sample is not at {FAISS_SAMPLE}")
-    from tool_servers.search.dense_retriever import DenseRetriever
+    from rlfactory_tool_servers.search.dense_retriever import DenseRetriever
 
     stored = faiss_module.read_index(str(FAISS_SAMPLE))
     assert stored.ntotal == len(wiki_corpus) == 1000 and stored.d == 768
@@ -439,7 +439,7 @@ def test_dense_retriever_on_the_real_e5_index(faiss_module, wiki_corpus: Corpus)
 async def test_server_with_faiss_retriever(faiss_module, monkeypatch: pytest.MonkeyPatch) -> None:
     if not FAISS_SAMPLE.is_file():
         pytest.skip(f"the e5 FAISS sample is not at {FAISS_SAMPLE}")
-    from tool_servers.search import dense_retriever
+    from rlfactory_tool_servers.search import dense_retriever
 
     vectors = faiss_module.read_index(str(FAISS_SAMPLE)).reconstruct_n(0, 1000)
     monkeypatch.setattr(dense_retriever, "E5QueryEncoder", lambda model_dir: StoredVectorEncoder(vectors))

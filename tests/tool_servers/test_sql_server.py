@@ -11,15 +11,15 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from rlfactory_envs.kernel.mcp.toolbox import Toolbox
 from rlfactory_envs.kernel.tool_call import ToolCall
-from rlfactory_envs.kernel.toolbox import Toolbox
 from rlfactory_envs.sql.env import sql_server_config
 from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
-from tool_servers.batched_tool import BATCH_OF_META_KEY
-from tool_servers.sql import build_server
-from tool_servers.sql.catalog import DatabaseCatalog, find_databases
-from tool_servers.sql.formatting import format_rows
-from tool_servers.sql.server import SqlLimits, SqlService, create_server
+from rlfactory_tool_servers.batched_tool import BATCH_OF_META_KEY
+from rlfactory_tool_servers.sql import build_server
+from rlfactory_tool_servers.sql.formatting import format_rows
+from rlfactory_tool_servers.sql.server import SqlLimits, SqlService, create_server
+from rlfactory_tool_servers.sqlite_sandbox.catalog import DatabaseCatalog, find_databases
 from tests.conftest import REPO_ROOT, shared_file
 
 
@@ -165,7 +165,7 @@ def test_bad_options_exit_with_usage(tmp_path, capsys):
 @pytest.mark.integration
 async def test_over_stdio_subprocess():
     params = StdioServerParameters(command=sys.executable, cwd=str(REPO_ROOT),
-                                   args=["-m", "tool_servers.sql", "--db-dir", str(SAMPLE_DB_DIR), "--max-rows", "2"])
+                                   args=["-m", "rlfactory_tool_servers.sql", "--db-dir", str(SAMPLE_DB_DIR), "--max-rows", "2"])
     with anyio.fail_after(60):
         async with Client(params) as client:
             tables = text(await client.call_tool("list_tables", {"db_id": "school"}))

@@ -17,9 +17,9 @@ import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from tool_servers.batched_tool import add_batched_tool
-from tool_servers.search.corpus import Corpus, load_corpus
-from tool_servers.search.formatting import format_passages
+from rlfactory_tool_servers.batched_tool import add_batched_tool
+from rlfactory_tool_servers.search.corpus import Corpus, load_corpus
+from rlfactory_tool_servers.search.formatting import format_passages
 
 NO_MATCH_TEXT = "No passages matched the query. Try other keywords."
 
@@ -107,8 +107,8 @@ class SearchService:
 
 
 def options_parser() -> argparse.ArgumentParser:
-    """The search server's own options (the transport options are ``tool_servers.launch``'s)."""
-    parser = argparse.ArgumentParser(prog="python -m tool_servers.search",
+    """The search server's own options (the transport options are ``rlfactory_tool_servers.launch``'s)."""
+    parser = argparse.ArgumentParser(prog="python -m rlfactory_tool_servers.search",
                                      description="MCP server: search a Wikipedia passage corpus.")
     parser.add_argument("--corpus", required=True, type=Path,
                         help="passages in Search-R1 wiki-18 jsonl ({id, contents} or {id, title, text} per line)")
@@ -149,10 +149,10 @@ def parse_options(argv: Sequence[str]) -> argparse.Namespace:
 def make_retriever(options: argparse.Namespace, corpus: Corpus) -> Retriever:
     """The retriever ``options`` ask for, over ``corpus``."""
     if options.retriever == "faiss":
-        from tool_servers.search.dense_retriever import DenseRetriever, E5QueryEncoder
+        from rlfactory_tool_servers.search.dense_retriever import DenseRetriever, E5QueryEncoder
 
         return DenseRetriever.load(options.faiss_index, E5QueryEncoder(options.encoder), num_docs=len(corpus))
-    from tool_servers.search.bm25_retriever import BM25Retriever
+    from rlfactory_tool_servers.search.bm25_retriever import BM25Retriever
 
     if options.index_dir is not None:
         return BM25Retriever.cached(corpus.contents, options.index_dir)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from tool_servers.batched_tool import add_batched_tool
+from rlfactory_tool_servers.batched_tool import add_batched_tool
 
 MAX_SLEEP_MS = 600_000
 
@@ -40,7 +40,7 @@ def exit_process(code: int = 1) -> str:
 
 def build_server(argv: Sequence[str] = ()) -> MCPServer:
     """Build the sleep server (it takes no options of its own)."""
-    argparse.ArgumentParser(prog="python -m tool_servers.sleep").parse_args(list(argv))
+    argparse.ArgumentParser(prog="python -m rlfactory_tool_servers.sleep").parse_args(list(argv))
     server = MCPServer("sleep", log_level="WARNING")
     add_batched_tool(server, sleep)
     server.add_tool(process_id)

@@ -1,4 +1,4 @@
-from tool_servers.launch import serve
-from tool_servers.sql.server import build_server
+from rlfactory_tool_servers.launch import serve
+from rlfactory_tool_servers.sql.server import build_server
 
 serve(build_server)

@@ -7,8 +7,8 @@ never pasted into SQL.
 
 from __future__ import annotations
 
-from tool_servers.sql.engine import QueryError, QueryLimits, ReadOnlyDatabase
-from tool_servers.sql.formatting import format_rows, quote_identifier
+from rlfactory_tool_servers.sql.formatting import format_rows, quote_identifier
+from rlfactory_tool_servers.sqlite_sandbox.engine import QueryError, QueryLimits, ReadOnlyDatabase
 
 __all__ = ["UnknownTable", "describe_table", "list_tables", "resolve_table", "table_names"]
 

@@ -24,11 +24,11 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from tool_servers.batched_tool import add_batched_tool
-from tool_servers.sql.catalog import DatabaseCatalog, UnknownDatabase
-from tool_servers.sql.engine import QueryError, QueryLimits
-from tool_servers.sql.formatting import format_rows
-from tool_servers.sql.schema import UnknownTable, describe_table, list_tables
+from rlfactory_tool_servers.batched_tool import add_batched_tool
+from rlfactory_tool_servers.sql.formatting import format_rows
+from rlfactory_tool_servers.sql.schema import UnknownTable, describe_table, list_tables
+from rlfactory_tool_servers.sqlite_sandbox.catalog import DatabaseCatalog, UnknownDatabase
+from rlfactory_tool_servers.sqlite_sandbox.engine import QueryError, QueryLimits
 
 __all__ = ["SqlLimits", "SqlService", "build_server", "create_server"]
 
@@ -142,8 +142,8 @@ def create_server(service: SqlService) -> MCPServer:
 
 
 def options_parser() -> argparse.ArgumentParser:
-    """The SQL server's own options (the transport options are ``tool_servers.launch``'s)."""
-    parser = argparse.ArgumentParser(prog="python -m tool_servers.sql",
+    """The SQL server's own options (the transport options are ``rlfactory_tool_servers.launch``'s)."""
+    parser = argparse.ArgumentParser(prog="python -m rlfactory_tool_servers.sql",
                                      description="MCP server: explore and query SQLite databases, read-only.")
     parser.add_argument("--db-dir", required=True, type=Path,
                         help="databases as <db-dir>/<db_id>/<db_id>.sqlite (Spider database/, BIRD dev_databases/)")
@@ -175,7 +175,7 @@ def build_server(argv: Sequence[str]) -> MCPServer:
     options = parse_options(argv)
     catalog = DatabaseCatalog(options.db_dir, threads=options.threads)
     if not catalog.ids:
-        raise SystemExit(f"python -m tool_servers.sql: no SQLite databases found under {options.db_dir}")
+        raise SystemExit(f"python -m rlfactory_tool_servers.sql: no SQLite databases found under {options.db_dir}")
     limits = SqlLimits(timeout_s=options.timeout_s, max_rows=options.max_rows, max_chars=options.max_chars,
                        sample_rows=options.sample_rows)
     return create_server(SqlService(catalog, limits))

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.task_rows import task_rows
+from rlfactory_adapters.task_rows import task_rows
 
 
 @pytest.fixture(scope="module")
 def search_rows():
-    """The first tasks of rlf/Search-NQ-v0 as ``python -m adapters.prepare_data`` writes them."""
+    """The first tasks of rlf/Search-NQ-v0 as ``python -m rlfactory_adapters.prepare_data`` writes them."""
     return list(task_rows("rlf/Search-NQ-v0", limit=4))
 
 

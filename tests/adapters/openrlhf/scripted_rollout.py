@@ -5,15 +5,16 @@ oracle (the same episode played on a fresh env, text in, text out). Imported onl
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from adapters.chat_prompt import prompt_text, template_kwargs_for
-from adapters.env_pool import EnvPool
-from adapters.openrlhf.agent_func import AgentExecutor
+from rlfactory_adapters.chat_prompt import prompt_text, template_kwargs_for
+from rlfactory_adapters.env_pool import EnvPool
+from rlfactory_adapters.openrlhf.agent_func import AgentExecutor
 from tests.adapters.stop_strings import stop_after
 
 ENV_ID = "rlf/Search-NQ-v0"
@@ -26,6 +27,27 @@ def tool_call(query: str) -> str:
 def logprob_of(position: int, token_id: int) -> float:
     """The scripted log-probability of a generated token (distinct per position, so misalignment shows)."""
     return -((position * 31 + token_id) % 997 + 1) / 1000.0
+
+
+class StartTogether:
+    """A start line for the samples of one ``run_samples`` call: each engine's first ``generate`` waits until every
+    sample has made its first request (so each holds its leased env), as on a real engine whose first tokens take
+    longer than leasing. Without it, on a machine with few cores (asyncio's default executor has ``cpu_count + 4``
+    threads to build envs in) a one-turn sample can finish and give its env back before another sample has leased
+    one. A sample that never reaches its first ``generate`` (a bad label) lets the others go after ``timeout_s``."""
+
+    def __init__(self, parties: int, timeout_s: float = 30.0):
+        self.parties, self.timeout_s, self.arrived = parties, timeout_s, 0
+        self._all_here: asyncio.Event | None = None
+
+    async def wait(self) -> None:
+        if self._all_here is None:
+            self._all_here = asyncio.Event()
+        self.arrived += 1
+        if self.arrived >= self.parties:
+            self._all_here.set()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._all_here.wait(), self.timeout_s)
 
 
 @dataclass
@@ -43,8 +65,11 @@ class ScriptedEngine:
     requests: list[list[int]] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     params: list[Any] = field(default_factory=list)
+    start: StartTogether | None = None
 
     async def generate(self, prompt_token_ids, sampling_params, multi_modal_data=None):
+        if self.start is not None and not self.requests:
+            await self.start.wait()
         await asyncio.sleep(0)  # let concurrent samples interleave, as on a real engine
         index = len(self.requests)
         self.requests.append(list(prompt_token_ids))
@@ -88,9 +113,11 @@ def run_samples(tokenizer, label: str, scripts: Sequence[Sequence[str]], max_len
                 logprobs: int | None = 1, prompt: str = "the row's prompt", params: Any = None):
     """Run one sample per script concurrently through the real executor, sharing one ``sampling_params`` object
     (``params``, default ``sampling_params(logprobs)``) as OpenRLHF's ``generate_responses`` does; returns the
-    outputs and the engines."""
+    outputs and the engines. Every sample has leased its env and asked for its first response before any
+    response comes back (``StartTogether``)."""
     params = sampling_params(logprobs) if params is None else params
-    engines = [ScriptedEngine(tokenizer, list(script)) for script in scripts]
+    start = StartTogether(len(scripts))
+    engines = [ScriptedEngine(tokenizer, list(script), start=start) for script in scripts]
     executor = PoolExecutor()
 
     async def go():

@@ -14,11 +14,16 @@ pytest.importorskip("openrlhf.utils.agent", reason="the OpenRLHF adapter tests r
 
 from openrlhf.utils.agent import AgentExecutorBase, MultiTurnAgentExecutor  # noqa: E402
 
-from adapters.openrlhf.agent_func import EXTRA_LOG_KEYS  # noqa: E402
+from rlfactory_adapters.openrlhf.agent_func import EXTRA_LOG_KEYS  # noqa: E402
+from rlfactory_adapters.task_rows import openrlhf_record  # noqa: E402
 from rlfactory_envs.kernel.env import ToolEnv  # noqa: E402
-from adapters.task_rows import openrlhf_record  # noqa: E402
 from tests.adapters.openrlhf.scripted_rollout import (  # noqa: E402
-    ENV_ID, PoolExecutor, logprob_of, replay, run_samples, tool_call,
+    ENV_ID,
+    PoolExecutor,
+    logprob_of,
+    replay,
+    run_samples,
+    tool_call,
 )
 
 AGENT_FUNC = Path(__file__).resolve().parents[3] / "adapters" / "openrlhf" / "agent_func.py"
@@ -283,7 +288,7 @@ def used_env_of(row):
 def test_the_engine_wrapper_copies_the_params_it_is_given_and_never_changes_them(qwen3_tokenizer):
     import asyncio
 
-    from adapters.openrlhf.exact_text_engine import ExactTextEngine
+    from rlfactory_adapters.openrlhf.exact_text_engine import ExactTextEngine
     from tests.adapters.openrlhf.scripted_rollout import ScriptedEngine, sampling_params
 
     given = sampling_params()

@@ -12,9 +12,13 @@ pytest.importorskip("openrlhf.utils.agent", reason="the OpenRLHF adapter tests r
 from hypothesis import HealthCheck, event, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from adapters.openrlhf.agent_func import EXTRA_LOG_KEYS  # noqa: E402
+from rlfactory_adapters.openrlhf.agent_func import EXTRA_LOG_KEYS  # noqa: E402
 from tests.adapters.openrlhf.scripted_rollout import (  # noqa: E402
-    ENV_ID, PoolExecutor, logprob_of, run_samples, tool_call,
+    ENV_ID,
+    PoolExecutor,
+    logprob_of,
+    run_samples,
+    tool_call,
 )
 
 words = st.text(min_size=1, max_size=24)
@@ -72,6 +76,6 @@ def test_random_episodes_keep_ids_ranges_logprobs_and_budget(qwen3_tokenizer, se
 
 
 def _prompt(tok, row):
-    from adapters.task_rows import openrlhf_record
+    from rlfactory_adapters.task_rows import openrlhf_record
 
     return openrlhf_record(row, tok)["prompt"]

@@ -6,8 +6,8 @@ import pytest
 
 pytest.importorskip("openrlhf.utils.agent", reason="the OpenRLHF adapter tests run in .venv-openrlhf (.ci/openrlhf.sh)")
 
-from adapters.delta_encoder import delta_encoder  # noqa: E402
-from adapters.openrlhf.delta_tokenizer import DeltaTokenizer  # noqa: E402
+from rlfactory_adapters.delta_encoder import delta_encoder  # noqa: E402
+from rlfactory_adapters.openrlhf.delta_tokenizer import DeltaTokenizer  # noqa: E402
 
 TEXTS = ["", "\n<|im_start|>user\n<tool_response>\nDoc 1(Title: \"Straße\") naïve café 東京 🙂\n</tool_response>"
          "<|im_end|>\n<|im_start|>assistant\n", "plain words  with   spaces\r\n\t", "<|im_end|>\n" * 3]

@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 import verl
 from hydra import compose, initialize_config_dir
@@ -23,10 +22,10 @@ from verl.protocol import DataProto
 from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
 from verl.workers.rollout.replica import TokenOutput
 
-import rlfactory_envs  # noqa: F401 - registers the rlf/* ids
-from adapters.chat_prompt import prompt_text, template_kwargs_for
-from adapters.prepare_data import main as prepare_data
-from adapters.verl import AGENT_LOOP_CONFIG_PATH
+from rlfactory_adapters.chat_prompt import prompt_text, template_kwargs_for
+from rlfactory_adapters.prepare_data import main as prepare_data
+from rlfactory_adapters.verl import AGENT_LOOP_CONFIG_PATH
+from rlfactory_envs import make_env  # also registers the rlf/* ids
 from tests.adapters.stop_strings import stop_after
 from tests.conftest import shared_file
 
@@ -54,14 +53,16 @@ def verl_config(overrides: Sequence[str] = ()) -> Any:
 
 
 def agent_loop_worker(model_dir: Path, server: Any, *, prompt_length: int = 1024, response_length: int = 1024,
-                      extra: Sequence[str] = ()) -> AgentLoopWorker:
-    """verl's AgentLoopWorker (the class its Ray actors run), reading this package's agent_loop.yaml."""
+                      extra: Sequence[str] = (), agent_loop_config: str | Path = AGENT_LOOP_CONFIG_PATH
+                      ) -> AgentLoopWorker:
+    """verl's AgentLoopWorker (the class its Ray actors run), reading ``agent_loop_config`` (default: this
+    package's agent_loop.yaml)."""
     config = verl_config([
         "algorithm.adv_estimator=grpo",
         f"actor_rollout_ref.model.path={model_dir}",
         "actor_rollout_ref.rollout.name=vllm",
         "actor_rollout_ref.rollout.mode=async",
-        f"actor_rollout_ref.rollout.agent.agent_loop_config_path={AGENT_LOOP_CONFIG_PATH}",
+        f"actor_rollout_ref.rollout.agent.agent_loop_config_path={agent_loop_config}",
         f"data.max_prompt_length={prompt_length}",
         f"data.max_response_length={response_length}",
         *extra,
@@ -143,8 +144,8 @@ def valid_ids(output: DataProto, index: int) -> tuple[list[int], list[int], list
 def replay(tokenizer: Any, env_id: str, task: dict, responses: Sequence[str],
            **env_kwargs: Any) -> tuple[str, str, float, list[str]]:
     """The same episode played on a fresh env by text: (rendered prompt, response-side transcript, reward,
-    observations)."""
-    env = gym.make(env_id, **env_kwargs).unwrapped
+    observations). ``env_id`` is a registered id or an env spec path (``rlfactory_envs.make_env``)."""
+    env = make_env(env_id, **env_kwargs)
     try:
         _, info = env.reset(options={"task": task})
         prompt = prompt_text(tokenizer, info["messages"], info["tools"], **template_kwargs_for(env))
@@ -171,12 +172,15 @@ def mask_runs(ids: Sequence[int], mask: Sequence[int], bit: int) -> list[list[in
     return runs
 
 
-def prepared_rows(directory: Path, env_id: str, rows: int) -> tuple[Path, list[dict]]:
-    """``rows`` tasks of ``env_id`` written by ``adapters.prepare_data`` in verl's layout (agent
-    ``rlf_search_agent``) into ``directory``, and the tasks as the rows carry them."""
+def prepared_rows(directory: Path, env_id: str, rows: int | None,
+                  agent_name: str = "rlf_search_agent") -> tuple[Path, list[dict]]:
+    """``rows`` tasks (all with ``None``) of ``env_id`` (a registered id or an env spec path) written by
+    ``rlfactory_adapters.prepare_data`` in verl's layout (agent ``agent_name``) into ``directory``, and the tasks
+    as the rows carry them."""
     import pyarrow.parquet as pq
 
     path = directory / "train.parquet"
-    assert prepare_data(["--trainer", "verl", "--env", env_id, "--out", str(path), "--limit", str(rows),
-                         "--agent-name", "rlf_search_agent"]) == 0
+    limit = [] if rows is None else ["--limit", str(rows)]
+    assert prepare_data(["--trainer", "verl", "--env", str(env_id), "--out", str(path), *limit,
+                         "--agent-name", agent_name]) == 0
     return path, [json.loads(row["extra_info"]["task"]) for row in pq.read_table(path).to_pylist()]

@@ -17,8 +17,8 @@ import hydra  # noqa: E402
 from verl.experimental.agent_loop.agent_loop import DictConfigWrap, _agent_loop_registry  # noqa: E402
 from verl.trainer.ppo.reward import load_reward_manager  # noqa: E402
 
-from adapters.prepare_data import main as prepare_data  # noqa: E402
-from adapters.verl import RlfAgentLoop, compute_score  # noqa: E402
+from rlfactory_adapters.prepare_data import main as prepare_data  # noqa: E402
+from rlfactory_adapters.verl import RlfAgentLoop, compute_score  # noqa: E402
 from tests.adapters.verl.harness import (  # noqa: E402
     ScriptedServer,
     agent_loop_worker,
@@ -213,7 +213,7 @@ def test_compute_score_on_a_solution_string(tasks):
 
 
 def _reward_file():
-    import adapters.verl.reward as reward_module
+    import rlfactory_adapters.verl.reward as reward_module
 
     return reward_module.__file__
 
@@ -221,7 +221,7 @@ def _reward_file():
 def test_a_prompt_over_rollout_prompt_length_is_left_truncated_as_verl_does(model_dir, parquet, tasks, caplog):
     worker = agent_loop_worker(model_dir, server=None, prompt_length=200)
     worker.llm_client = ScriptedServer(worker.tokenizer, scripts_for(tasks))
-    with caplog.at_level("WARNING", logger="adapters.verl.agent_loop"):
+    with caplog.at_level("WARNING", logger="rlfactory_adapters.verl.agent_loop"):
         output = asyncio.run(worker.generate_sequences(dataset_batch(parquet, worker)))
     assert "exceeded rollout.prompt_length=200" in caplog.text
     for i in range(len(output)):
@@ -243,7 +243,7 @@ def test_thinking_off_in_the_env_renders_the_prompt_without_thinking_whatever_th
     scripts = {t["question"]: [search_call(t["question"]) + "<|im_end|>",
                                f"<answer> {t['golden_answers'][0]} </answer><|im_end|>"] for t in tasks}
     worker.llm_client = ScriptedServer(worker.tokenizer, scripts)
-    with caplog.at_level("WARNING", logger="adapters.verl.agent_loop"):
+    with caplog.at_level("WARNING", logger="rlfactory_adapters.verl.agent_loop"):
         output = asyncio.run(worker.generate_sequences(batch))
     assert "['enable_thinking'] disagree with the env's chat format" in caplog.text
     for i, task in enumerate(tasks):

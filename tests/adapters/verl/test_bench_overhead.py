@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("verl", reason="the verl adapter tests run in .venv-verl (bash .ci/verl.sh): verl is not "
                                    "installed here")
 
-from adapters.verl.bench_overhead import main  # noqa: E402
+from benchmarks.verl_overhead import main  # noqa: E402
 from rlfactory_envs.search.tasks import SAMPLE_CORPUS_PATH  # noqa: E402
 from tests.conftest import shared_file  # noqa: E402
 

@@ -29,7 +29,7 @@ RECORDER = """#!{python}
 import json, os, sys
 with open({log!r}, "a") as log:
     log.write(json.dumps(sys.argv[1:]) + "\\n")
-if sys.argv[1:3] == ["-m", "adapters.prepare_data"]:
+if sys.argv[1:3] == ["-m", "rlfactory_adapters.prepare_data"]:
     os.execv({python!r}, [{python!r}] + sys.argv[1:])
 """
 
@@ -101,7 +101,7 @@ def test_single_node_script(tmp_path, recorder, questions):
 def test_http_tools_script_reaches_a_search_server_on_another_process(tmp_path, recorder, questions):
     python, log = recorder
     data_dir = tmp_path / "data"
-    with http_tool_server("tool_servers.search", "--corpus", str(SAMPLE_CORPUS_PATH),
+    with http_tool_server("rlfactory_tool_servers.search", "--corpus", str(SAMPLE_CORPUS_PATH),
                           log=tmp_path / "server.log") as url:
         run_script("run_search_nq_grpo_http_tools.sh", python, {
             "RETRIEVER_URL": url, "NQ_TRAIN": str(questions), "NQ_TEST": str(questions), "DATA_DIR": str(data_dir)})

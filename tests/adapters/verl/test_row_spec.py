@@ -9,8 +9,8 @@ import pytest
 pytest.importorskip("verl", reason="the verl adapter tests run in .venv-verl (bash .ci/verl.sh): verl is not "
                                    "installed here")
 
-from adapters.verl.agent_loop import count_env_turns  # noqa: E402
-from adapters.verl.row_spec import RowSpecError, row_spec  # noqa: E402
+from rlfactory_adapters.verl.agent_loop import count_env_turns  # noqa: E402
+from rlfactory_adapters.verl.row_spec import RowSpecError, row_spec  # noqa: E402
 
 TASK = {"question": "q", "golden_answers": ["a"]}
 

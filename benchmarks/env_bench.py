@@ -1,0 +1,455 @@
+"""``rlf bench``: how fast the env stack and its tool path are, measured end to end.
+
+Measurements (each repeated ``--repeats`` times; the table shows the median and the min of the wall seconds):
+
+- ``sleep_stdio``: N SearchEnv trajectories (one ``EnvBatch``, one shared toolbox) each call the 100 ms ``sleep``
+  tool of a real stdio subprocess in ONE timed ``await batch.astep(...)``. ``x floor`` is median / 0.1 s, the
+  floor no implementation can beat. Targets: N=256 within 1.5x the floor (<= 0.150 s), N=4096 within 0.5 s.
+  ``sleep_stdio_gc_on`` is the same with automatic garbage collection left on during the step
+  (``EnvBatch(pause_gc=False)``), ``sleep_stdio_per_sample`` steps the same envs the way trainers do (one
+  coroutine per sample, ``asyncio.gather`` of ``env.astep``, collector on), ``sleep_stdio_unmerged`` with ``"batching": false`` (one MCP request per call:
+  the "before"), and ``sleep_sdk_baseline`` is the plain MCP SDK: one ``Client`` over stdio, N concurrent
+  ``call_tool`` gathered.
+- ``env_overhead``: the env's own cost per step, with an in-process sleep server and ``ms: 0``: steps/s of
+  ``EnvBatch.astep`` over N envs, and of one env stepped in sequence (sync ``step`` and ``await astep``). The
+  ``cpu_ms_per_step`` in the JSON is process CPU time per step: on a small shared machine it is steadier than
+  wall time.
+- ``search``: queries/s of N concurrent BM25 searches through the toolbox (in-process server), merged into one
+  ``search_batch`` request vs one request each, on the embedded sample corpus and, when present, on
+  ``../shared/data/wiki/wiki18_sample_1000.jsonl``.
+- ``sql``: NL2SQL on the Spider dev databases (``../shared/data/spider``; the embedded sample when absent):
+  ``sql_queries``: queries/s of N ``rlf/NL2SQL-Spider-v0`` trajectories (one ``EnvBatch``) each running its task's
+  gold query through ``run_query`` in one step, merged into ``run_query_batch`` requests (and
+  ``sql_queries_unmerged``: one MCP request per call); ``sql_reward``: pairs verified/s of the execution reward's
+  ``score_batch`` over every dev question (its gold query as the prediction), with a cold gold-result cache
+  (both queries executed) and a warm one (``sql_reward_warm``: the prediction only).
+- ``rollout``: a full scripted rollout of ``rlf/Search-NQ-v0`` (``run_rollouts``): episodes/s (wall time of the
+  whole call: envs made, search server started, every episode run) and mean reward.
+
+Machines are shared and noisy: compare ratios (merged vs unmerged vs SDK, listed under the table and in the JSON)
+rather than absolute seconds across runs. The JSON also keeps, per repeat, the process CPU seconds and the
+cyclic-GC runs per generation (``gc_runs``): a slow repeat with gen-2 runs was paused by the collector.
+``--quick`` shrinks every N and does one repeat (smoke test, CI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rlfactory_envs.kernel.batch import EnvBatch
+from rlfactory_envs.kernel.mcp.toolbox import Toolbox
+from rlfactory_envs.kernel.tool_call import ToolCall
+from rlfactory_envs.search.env import SearchEnv, search_server_config
+from rlfactory_envs.search.tasks import SAMPLE_CORPUS_PATH, sample_tasks
+
+SLEEP_MS = 100
+FLOOR_S = SLEEP_MS / 1000
+WIKI_SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "wiki" / "wiki18_sample_1000.jsonl"
+SPIDER_DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "spider" / "dev.json"
+NAMES = ("sleep_stdio", "env_overhead", "search", "sql", "rollout")
+TARGETS_S = {256: 0.150, 4096: 0.5}
+
+
+def sleep_action(ms: int) -> str:
+    return f'<tool_call>\n{{"name": "sleep", "arguments": {{"ms": {ms}}}}}\n</tool_call>'
+
+
+def stdio_sleep_config(batching: bool = True) -> dict[str, Any]:
+    return {"mcpServers": {"sleep": {"command": sys.executable, "args": ["-m", "rlfactory_tool_servers.sleep"],
+                                     "batching": batching}}}
+
+
+def inprocess_sleep_config() -> dict[str, Any]:
+    return {"mcpServers": {"sleep": {"module": "rlfactory_tool_servers.sleep"}}}
+
+
+class Timing:
+    """Wall seconds, process CPU seconds and cyclic-GC runs (per generation) of each timed repeat."""
+
+    def __init__(self) -> None:
+        self.walls: list[float] = []
+        self.cpus: list[float] = []
+        self.gc_runs: list[list[int]] = []
+
+    @contextmanager
+    def measure(self, keep: bool = True) -> Iterator[None]:
+        runs, wall, cpu = gc_runs(), time.perf_counter(), time.process_time()
+        yield
+        if keep:
+            self.walls.append(time.perf_counter() - wall)
+            self.cpus.append(time.process_time() - cpu)
+            self.gc_runs.append([after - before for before, after in zip(runs, gc_runs())])
+
+
+def gc_runs() -> list[int]:
+    return [generation["collections"] for generation in gc.get_stats()]
+
+
+def row(name: str, n: int, timing: Timing, metric: str, value: float, target: str = "-",
+        passed: bool | None = None, **extra: Any) -> dict[str, Any]:
+    """One measurement: wall seconds of every repeat, a headline number, and the target verdict if any."""
+    return {"name": name, "n": n, "seconds": timing.walls, "median_s": statistics.median(timing.walls),
+            "min_s": min(timing.walls), "metric": metric, "value": value, "target": target, "pass": passed,
+            "cpu_seconds": timing.cpus, "gc_runs": timing.gc_runs, **extra}
+
+
+async def timed_repeats(repeats: int, prepare: Callable[[], Awaitable[Any]] | None,
+                        body: Callable[[], Awaitable[Any]]) -> Timing:
+    """Times ``body`` per repeat, after one untimed warm-up; ``prepare`` runs untimed before each."""
+    timing = Timing()
+    for i in range(repeats + 1):
+        if prepare is not None:
+            await prepare()
+        with timing.measure(keep=i > 0):  # round 0 warms up (server-side imports, first batch)
+            await body()
+    return timing
+
+
+def timed_repeats_sync(repeats: int, body: Callable[[], Any]) -> Timing:
+    """``timed_repeats`` for blocking code that runs no event loop."""
+    timing = Timing()
+    for i in range(repeats + 1):
+        with timing.measure(keep=i > 0):
+            body()
+    return timing
+
+
+def make_batch(config: dict[str, Any], n: int, pause_gc: bool = True, **kwargs: Any) -> EnvBatch:
+    return EnvBatch([SearchEnv(tool_servers=config, **kwargs) for _ in range(n)], pause_gc=pause_gc)
+
+
+# -- 1. sleep over stdio -------------------------------------------------------------------------------------
+
+async def env_sleep_timing(config: dict[str, Any], n: int, repeats: int, pause_gc: bool = True) -> Timing:
+    """Timing of one ``astep`` in which all ``n`` envs call the 100 ms sleep."""
+    batch = make_batch(config, n, pause_gc=pause_gc)
+    try:
+        seeds = list(range(n))
+        action = [sleep_action(SLEEP_MS)] * n
+
+        async def step() -> None:
+            failed = [r for r in await batch.astep(action) if r is None or "slept" not in r.observation]
+            if failed:
+                raise RuntimeError(f"{len(failed)} sleep calls failed, e.g. {failed[0]}")
+        return await timed_repeats(repeats, lambda: batch.areset(seeds=seeds), step)
+    finally:
+        batch.close()
+
+
+async def per_sample_sleep_timing(config: dict[str, Any], n: int, repeats: int) -> Timing:
+    """The trainer's way: one coroutine per sample, ``n`` concurrent ``env.astep`` gathered (no ``EnvBatch``)."""
+    envs = [SearchEnv(tool_servers=config) for _ in range(n)]
+    try:
+        action = sleep_action(SLEEP_MS)
+
+        async def reset() -> None:
+            await asyncio.gather(*(env.areset(seed=i) for i, env in enumerate(envs)))
+
+        async def step() -> None:
+            results = await asyncio.gather(*(env.astep(action) for env in envs))
+            if any("slept" not in obs for obs, *_ in results):
+                raise RuntimeError("a sleep call failed")
+        return await timed_repeats(repeats, reset, step)
+    finally:
+        for env in envs:
+            env.close()
+
+
+async def sdk_sleep_timing(n: int, repeats: int) -> Timing:
+    """The plain MCP SDK: one stdio ``Client``, ``n`` concurrent ``call_tool`` gathered."""
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "rlfactory_tool_servers.sleep"])
+    async with Client(params) as client:
+        async def calls() -> None:
+            await asyncio.gather(*(client.call_tool("sleep", {"ms": SLEEP_MS}) for _ in range(n)))
+        return await timed_repeats(repeats, None, calls)
+
+
+async def bench_sleep_stdio(sizes: list[int], repeats: int) -> list[dict[str, Any]]:
+    rows = []
+    for n in sizes:
+        target = TARGETS_S.get(n)
+        merged = await env_sleep_timing(stdio_sleep_config(True), n, repeats)
+        median = statistics.median(merged.walls)
+        rows.append(row("sleep_stdio", n, merged, "x floor", median / FLOOR_S,
+                        f"<= {target:.3f} s" if target else "-", median <= target if target else None))
+        gc_on = await env_sleep_timing(stdio_sleep_config(True), n, repeats, pause_gc=False)
+        per_sample = await per_sample_sleep_timing(stdio_sleep_config(True), n, repeats)
+        unmerged = await env_sleep_timing(stdio_sleep_config(False), n, repeats)
+        sdk = await sdk_sleep_timing(n, repeats)
+        for name, timing in (("sleep_stdio_gc_on", gc_on), ("sleep_stdio_per_sample", per_sample),
+                             ("sleep_stdio_unmerged", unmerged),
+                             ("sleep_sdk_baseline", sdk)):
+            rows.append(row(name, n, timing, "x floor", statistics.median(timing.walls) / FLOOR_S))
+    return rows
+
+
+# -- 2. env overhead -----------------------------------------------------------------------------------------
+
+def per_step(name: str, n: int, steps: int, timing: Timing) -> dict[str, Any]:
+    return row(name, n, timing, "steps/s", steps / statistics.median(timing.walls),
+               cpu_ms_per_step=1000 * statistics.median(timing.cpus) / steps, steps_per_repeat=steps)
+
+
+async def bench_batched_overhead(n: int, rounds: int, repeats: int) -> dict[str, Any]:
+    batch = make_batch(inprocess_sleep_config(), n, max_turns=1000)
+    try:
+        await batch.areset(seeds=list(range(n)))
+        actions = [sleep_action(0)] * n
+
+        async def steps() -> None:
+            for _ in range(rounds):
+                await batch.astep(actions)
+        return per_step("env_overhead_batched", n, n * rounds, await timed_repeats(repeats, None, steps))
+    finally:
+        batch.close()
+
+
+def bench_single_overhead(steps: int, repeats: int) -> list[dict[str, Any]]:
+    env = SearchEnv(tool_servers=inprocess_sleep_config(), max_turns=steps * (repeats + 2) + 1)
+    try:
+        env.reset(seed=0)
+        action = sleep_action(0)
+
+        def sync_steps() -> None:
+            for _ in range(steps):
+                env.step(action)
+
+        async def async_steps() -> None:
+            for _ in range(steps):
+                await env.astep(action)
+        sync = timed_repeats_sync(repeats, sync_steps)
+        env.reset(seed=0)
+        asyn = asyncio.run(timed_repeats(repeats, None, async_steps))
+        return [per_step("env_overhead_single_sync", 1, steps, sync),
+                per_step("env_overhead_single_async", 1, steps, asyn)]
+    finally:
+        env.close()
+
+
+def bench_env_overhead(n: int, single_steps: int, repeats: int) -> list[dict[str, Any]]:
+    batched = asyncio.run(bench_batched_overhead(n, 3, repeats))
+    return [batched, *bench_single_overhead(single_steps, repeats)]
+
+
+# -- 3. search -----------------------------------------------------------------------------------------------
+
+async def search_timing(corpus: Path, queries: list[str], batching: bool, repeats: int) -> Timing:
+    toolbox = Toolbox(search_server_config(str(corpus), tuning={"batching": batching}))
+    calls = [ToolCall("search", {"query": q}) for q in queries]
+    try:
+        await toolbox.astart()
+
+        async def search_all() -> None:
+            results = await toolbox.acall_many(calls)
+            errors = [r.text for r in results if r.is_error]
+            if errors:
+                raise RuntimeError(f"{len(errors)} searches failed, e.g. {errors[0]}")
+        return await timed_repeats(repeats, None, search_all)
+    finally:
+        await asyncio.to_thread(toolbox.close)
+
+
+def bench_search(n: int, repeats: int) -> tuple[list[dict[str, Any]], list[str]]:
+    questions = [task.question for task in sample_tasks()]
+    queries = [questions[i % len(questions)] for i in range(n)]
+    corpora = {"sample": SAMPLE_CORPUS_PATH}
+    notes = []
+    if WIKI_SAMPLE.is_file():
+        corpora["wiki18_1000"] = WIKI_SAMPLE
+    else:
+        notes.append(f"search on wiki-18 skipped: {WIKI_SAMPLE} is absent")
+    rows = []
+    for label, corpus in corpora.items():
+        for batching, suffix in ((True, ""), (False, "_unmerged")):
+            timing = asyncio.run(search_timing(corpus, queries, batching, repeats))
+            rows.append(row(f"search_{label}{suffix}", n, timing, "queries/s", n / statistics.median(timing.walls),
+                            corpus=str(corpus)))
+    return rows, notes
+
+
+# -- 4. NL2SQL -----------------------------------------------------------------------------------------------
+
+async def sql_query_timing(data_path: str | None, n: int, batching: bool, repeats: int) -> Timing:
+    from rlfactory_envs.sql.env import SqlEnv, sql_server_config
+    from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR, default_db_dir
+
+    db_dir = str(default_db_dir(data_path)) if data_path else str(SAMPLE_DB_DIR)
+    config = sql_server_config(db_dir, tuning={"batching": batching})
+    batch = EnvBatch([SqlEnv(data_path=data_path, tool_servers=config, max_turns=repeats + 3) for _ in range(n)])
+    try:
+        resets = await batch.areset(seeds=list(range(n)))
+        actions = ['<tool_call>{"name": "run_query", "arguments": {"sql": %s}}</tool_call>'
+                   % json.dumps(info["task"]["gold_sql"]) for _, info in resets]
+
+        async def step() -> None:
+            results = await batch.astep(actions)
+            errors = [r.info["tool_results"][0]["text"] for r in results if r and r.info["tool_results"][0]["is_error"]]
+            if errors:
+                raise RuntimeError(f"{len(errors)} queries failed, e.g. {errors[0]}")
+        return await timed_repeats(repeats, None, step)
+    finally:
+        batch.close()
+
+
+async def sql_reward_timing(data_path: str | None, repeats: int) -> tuple[Timing, Timing, int]:
+    from rlfactory_envs.kernel.reward import RewardInput
+    from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR, default_db_dir, load_sql_tasks, sample_tasks
+    from rlfactory_reward_models.sql_execution import SqlExecutionReward
+
+    tasks = list(load_sql_tasks(data_path) if data_path else sample_tasks())
+    db_dir = default_db_dir(data_path) if data_path else SAMPLE_DB_DIR
+    items = [RewardInput(task, task.gold_sql) for task in tasks]
+    cold, warm = Timing(), Timing()
+    for i in range(repeats + 1):
+        reward = SqlExecutionReward(db_dir)
+        try:
+            for timing in (cold, warm):
+                with timing.measure(keep=i > 0):
+                    results = await reward.score_batch(items)
+                if any(r.value != 1.0 for r in results):
+                    raise RuntimeError("a gold query did not verify against itself")
+        finally:
+            reward.close()
+    return cold, warm, len(items)
+
+
+def bench_sql(n: int, repeats: int) -> tuple[list[dict[str, Any]], list[str]]:
+    data_path, notes = None, []
+    if SPIDER_DEV.is_file():
+        data_path, label = str(SPIDER_DEV), "spider_dev"
+    else:
+        label = "sample"
+        notes.append(f"sql on the Spider dev databases skipped: {SPIDER_DEV} is absent; measured on the embedded "
+                     "sample")
+    rows = []
+    for batching, suffix in ((True, ""), (False, "_unmerged")):
+        timing = asyncio.run(sql_query_timing(data_path, n, batching, repeats))
+        rows.append(row(f"sql_queries{suffix}", n, timing, "queries/s", n / statistics.median(timing.walls),
+                        data=label))
+    cold, warm, pairs = asyncio.run(sql_reward_timing(data_path, repeats))
+    rows.append(row("sql_reward", pairs, cold, "pairs/s", pairs / statistics.median(cold.walls), data=label))
+    rows.append(row("sql_reward_warm", pairs, warm, "pairs/s", pairs / statistics.median(warm.walls), data=label))
+    return rows, notes
+
+
+# -- 5. scripted rollout -------------------------------------------------------------------------------------
+
+def bench_rollout(n: int, batch_size: int, repeats: int) -> dict[str, Any]:
+    from rlfactory_envs.rollout.runner import run_rollouts
+
+    timing, summaries = Timing(), []
+    for _ in range(repeats):
+        with timing.measure():
+            summary, _ = asyncio.run(run_rollouts("rlf/Search-NQ-v0", lambda env: env.scripted_policy(), n=n,
+                                                  batch_size=batch_size, progress=False))
+        summaries.append(summary.__dict__)
+    return row("rollout_scripted", n, timing, "episodes/s", n / statistics.median(timing.walls),
+               mean_reward=statistics.median(s["mean_reward"] for s in summaries), batch_size=batch_size,
+               summaries=summaries)
+
+
+# -- report --------------------------------------------------------------------------------------------------
+
+def ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Speed-ups that stay meaningful on a noisy machine: merged vs unmerged vs the SDK, batched vs single."""
+    by = {(r["name"], r["n"]): r for r in rows}
+    out: dict[str, float] = {}
+    for (name, n), r in by.items():
+        if name == "sleep_stdio":
+            for other in ("sleep_stdio_gc_on", "sleep_stdio_per_sample", "sleep_stdio_unmerged", "sleep_sdk_baseline"):
+                if (other, n) in by:
+                    out[f"{other}/sleep_stdio@{n}"] = by[(other, n)]["median_s"] / r["median_s"]
+        if name.startswith(("search_", "sql_")) and not name.endswith("_unmerged") and (f"{name}_unmerged", n) in by:
+            out[f"{name}/{name}_unmerged@{n}"] = r["value"] / by[(f"{name}_unmerged", n)]["value"]
+    single = [r for (name, _), r in by.items() if name == "env_overhead_single_async"]
+    batched = [r for (name, _), r in by.items() if name == "env_overhead_batched"]
+    if single and batched:
+        out["env_overhead_batched/single_async"] = batched[0]["value"] / single[0]["value"]
+    return out
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    header = ("measurement", "N", "median s", "min s", "value", "target", "result")
+    lines = [header]
+    for r in rows:
+        verdict = "-" if r["pass"] is None else ("PASS" if r["pass"] else "FAIL")
+        value = f"{r['value']:.2f} {r['metric']}"
+        if "cpu_ms_per_step" in r:
+            value += f" ({r['cpu_ms_per_step']:.3f} cpu ms/step)"
+        if "mean_reward" in r:
+            value += f" (reward {r['mean_reward']:.3f})"
+        lines.append((r["name"], str(r["n"]), f"{r['median_s']:.4f}", f"{r['min_s']:.4f}", value, r["target"],
+                      verdict))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines]
+    text.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(text)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="rlf bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small N and one repeat (smoke test, CI)")
+    parser.add_argument("--only", default=",".join(NAMES), help=f"comma-separated subset of {', '.join(NAMES)}")
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="timed repeats per measurement (default 5; 1 with --quick)")
+    parser.add_argument("--out", default="bench_results/bench.json", help="JSON results file")
+    args = parser.parse_args(argv)
+    args.only = [name.strip() for name in args.only.split(",") if name.strip()]
+    unknown = sorted(set(args.only) - set(NAMES))
+    if unknown:
+        parser.error(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(NAMES)}")
+    if args.repeats is None:
+        args.repeats = 1 if args.quick else 5
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+    return args
+
+
+def run_selected(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[str]]:
+    quick, k = args.quick, args.repeats
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
+    if "sleep_stdio" in args.only:
+        rows += asyncio.run(bench_sleep_stdio([32] if quick else [256, 4096], k))
+    if "env_overhead" in args.only:
+        rows += bench_env_overhead(64 if quick else 1024, 20 if quick else 500, k)
+    if "search" in args.only:
+        search_rows, search_notes = bench_search(64 if quick else 1024, k)
+        rows, notes = rows + search_rows, notes + search_notes
+    if "sql" in args.only:
+        sql_rows, sql_notes = bench_sql(32 if quick else 256, k)
+        rows, notes = rows + sql_rows, notes + sql_notes
+    if "rollout" in args.only:
+        rows.append(bench_rollout(32 if quick else 512, 16 if quick else 256, 1 if quick else min(k, 3)))
+    return rows, notes
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(list(argv))
+    rows, notes = run_selected(args)
+    speedups = ratios(rows)
+    print(format_table(rows))
+    for key, value in speedups.items():
+        print(f"ratio {key}: {value:.2f}x")
+    for note in notes:
+        print(f"note: {note}")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    report = {"quick": args.quick, "repeats": args.repeats, "floor_s": FLOOR_S, "results": rows,
+              "ratios": speedups, "notes": notes, "python": sys.version.split()[0]}
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"results: {out}")
+    return 0

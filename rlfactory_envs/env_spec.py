@@ -1,0 +1,163 @@
+"""An env from a registered id or from a user's env spec file, the same way everywhere.
+
+``make_env(ref, **kwargs)`` is what the ``rlf`` command, the data preparation for verl/OpenRLHF and both trainer
+adapters call: ``ref`` is a registered id (``rlf/Search-NQ-v0``) or the path of an env spec file.
+
+An env spec is a YAML or JSON object whose keys are the keyword arguments of an env, plus ``env``: the id to build
+(default ``rlf/MCP-v0``, the generic env)::
+
+    # calc.yaml
+    tool_servers: {mcpServers: {calc: {command: python, args: [calc_server.py]}}}
+    data_path: questions.jsonl
+    reward: my_rewards:numeric_match
+    max_turns: 4
+
+Relative paths are relative to the spec's folder: the values of keys ending in ``_path`` or ``_dir``, a
+``tool_servers`` given as a file path, and the working directory of a stdio server written inline (its ``cwd``,
+by default the spec's folder itself: a spec that ships with its server script works from anywhere). For an env that imports the user's
+modules by name (``rlf/MCP-v0``'s ``reward: my_rewards:score``), the spec's folder is on its ``python_path``.
+Keyword arguments given to ``make_env`` override the spec's. An unknown key is a ``ConfigError`` naming it and the
+env's settings.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import inspect
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import yaml
+
+from rlfactory_envs.kernel.env import ToolEnv
+from rlfactory_envs.kernel.errors import ConfigError
+
+GENERIC_ENV_ID = "rlf/MCP-v0"
+SPEC_SUFFIXES = (".yaml", ".yml", ".json")
+GYM_MAKE_SETTINGS = frozenset(("max_episode_steps", "disable_env_checker"))
+"""Keyword arguments ``gym.make`` takes itself rather than passing them to the env."""
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """A resolved env: the registered id and its keyword arguments (paths made absolute). ``source`` is the spec
+    file it was read from, or ``None``."""
+
+    env_id: str
+    kwargs: dict[str, Any]
+    source: Path | None = None
+
+    @property
+    def name(self) -> str:
+        """How the env is shown: the spec file's stem, else the id."""
+        return self.source.stem if self.source else self.env_id
+
+
+def is_spec_path(ref: str | os.PathLike[str]) -> bool:
+    """Whether ``ref`` names an env spec file (by suffix) rather than a registered id."""
+    return str(ref).lower().endswith(SPEC_SUFFIXES)
+
+
+def load_spec(path: str | os.PathLike[str]) -> EnvSpec:
+    """Read the env spec file at ``path``; ``ConfigError`` says what is wrong with it."""
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"env spec {path}: no such file")
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise ConfigError(f"env spec {path}: not valid {path.suffix[1:].upper()}: {' '.join(str(exc).split())}") \
+            from None
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"env spec {path}: expected an object of env settings, got {type(data).__name__}")
+    kwargs = {str(key): value for key, value in data.items()}
+    env_id = kwargs.pop("env", GENERIC_ENV_ID)
+    if not isinstance(env_id, str) or env_id not in gym.registry:
+        raise ConfigError(f"env spec {path}: 'env' must be a registered id (see `rlf list`), got {env_id!r}")
+    folder = path.resolve().parent
+    kwargs = _absolute_paths(kwargs, folder)
+    if "python_path" in (settings_of(env_id) or ()):
+        given = kwargs.get("python_path") or []
+        given = [given] if isinstance(given, str) else list(given)
+        kwargs["python_path"] = [str(folder / Path(p).expanduser()) for p in given] + [str(folder)]
+    return EnvSpec(env_id, kwargs, path)
+
+
+def resolve(ref: str | os.PathLike[str], overrides: Mapping[str, Any] | None = None) -> EnvSpec:
+    """The id and keyword arguments ``ref`` stands for, with ``overrides`` applied; the settings are checked."""
+    spec = load_spec(ref) if is_spec_path(ref) else EnvSpec(str(ref), {})
+    if spec.env_id not in gym.registry:
+        raise ConfigError(f"unknown env {str(ref)!r}: give a registered id (see `rlf list`) or the path of an env "
+                          f"spec file ({', '.join(SPEC_SUFFIXES)})")
+    kwargs = {**spec.kwargs, **dict(overrides or {})}
+    check_settings(spec.env_id, kwargs, where=f"env spec {spec.source}" if spec.source else spec.env_id)
+    return EnvSpec(spec.env_id, kwargs, spec.source)
+
+
+def make_env(ref: str | os.PathLike[str], **kwargs: Any) -> ToolEnv:
+    """The env ``ref`` names (a registered id or an env spec path), built with ``kwargs`` over its settings; the
+    unwrapped ``ToolEnv`` (``gym.make(...).unwrapped``)."""
+    spec = resolve(ref, kwargs)
+    env = gym.make(spec.env_id, **spec.kwargs).unwrapped
+    if not isinstance(env, ToolEnv):
+        env.close()
+        raise ConfigError(f"{spec.env_id!r} is not an rlf tool env")
+    return env
+
+
+@functools.lru_cache(maxsize=64)
+def settings_of(env_id: str) -> frozenset[str] | None:
+    """The keyword arguments the env class of ``env_id`` takes (through ``**kwargs`` up to ``ToolEnv``'s), or
+    ``None`` when they cannot be known."""
+    entry_point = gym.spec(env_id).entry_point
+    env_class = gym.envs.registration.load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
+    names: set[str] = set()
+    for cls in inspect.getmro(env_class) if inspect.isclass(env_class) else ():
+        if "__init__" not in vars(cls):
+            continue
+        parameters = inspect.signature(cls.__init__).parameters.values()
+        names |= {p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)} - {"self"}
+        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
+            return frozenset(names)
+    return None
+
+
+def check_settings(env_id: str, kwargs: Mapping[str, Any], where: str) -> None:
+    """``ConfigError`` naming the first key of ``kwargs`` that ``env_id`` does not take."""
+    known = settings_of(env_id)
+    if known is None:
+        return
+    unknown = sorted(set(kwargs) - known - GYM_MAKE_SETTINGS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown setting {unknown[0]!r} for {env_id}; its settings are "
+                          f"{', '.join(sorted(known))}")
+
+
+def _absolute_paths(kwargs: dict[str, Any], folder: Path) -> dict[str, Any]:
+    out = dict(kwargs)
+    for key, value in kwargs.items():
+        if (key.endswith(("_path", "_dir")) or key == "tool_servers") and isinstance(value, str) \
+                and value.strip() and value.lstrip()[0] not in "{[":
+            out[key] = str(folder / Path(value).expanduser())
+    servers = out.get("tool_servers")
+    if isinstance(servers, Mapping):
+        out["tool_servers"] = _stdio_cwd(servers, folder)
+    return out
+
+
+def _stdio_cwd(config: Mapping[str, Any], folder: Path) -> dict[str, Any]:
+    """``config`` with every stdio server started in ``folder``, or in its own ``cwd`` taken relative to it."""
+    config = copy.deepcopy(dict(config))
+    servers = config.get("mcpServers")
+    if isinstance(servers, Mapping):
+        for entry in servers.values():
+            if isinstance(entry, dict) and "command" in entry:
+                entry["cwd"] = str(folder / Path(entry.get("cwd") or ".").expanduser())
+    return config

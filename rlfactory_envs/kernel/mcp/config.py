@@ -1,0 +1,143 @@
+"""The tool-server configuration document: the standard ``{"mcpServers": {...}}`` format, validated.
+
+Each entry is one of
+- stdio: ``{"command": "python", "args": [...], "env": {...}, "cwd": "..."}`` (launched as a subprocess; the
+  command ``python`` or ``python3`` runs this interpreter, ``sys.executable``, so a Python server sees the same
+  packages as the env whether or not a virtual environment is activated),
+- streamable HTTP: ``{"url": "http://127.0.0.1:8000/mcp", "headers": {...}}``,
+- in-process: ``{"module": "rlfactory_tool_servers.search", "args": [...]}`` (``module.build_server(args)`` is connected
+  in-process; the same module and args run in a subprocess with ``python -m module args``).
+
+This is the format Claude Desktop, qwen-agent and RL-Factory use; unknown keys they add are ignored. Each entry
+may also tune how the toolbox reaches it: ``timeout_s`` (deadline per request), ``max_concurrency`` (requests in
+flight), ``retries`` (after a transport failure, with backoff and reconnect), ``sessions`` (pooled sessions),
+``batching`` and ``max_batch_size`` (merging of concurrent calls into one request of a tool's batched form).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+
+class ServerTuning(BaseModel):
+    """How the toolbox talks to one server; the defaults suit a batch of a few thousand trajectories."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    timeout_s: float = Field(30.0, gt=0, description="deadline of one request, batched or not")
+    connect_timeout_s: float = Field(60.0, gt=0, description="deadline to start and handshake a session")
+    max_concurrency: int = Field(64, ge=1, description="requests in flight to this server at once")
+    retries: int = Field(2, ge=0, description="retries after a transport failure, each after a reconnect")
+    sessions: int = Field(1, ge=1, le=64, description="pooled sessions (e.g. stdio processes) to this server")
+    batching: bool = Field(True, description="merge concurrent calls to a tool that has a batched form")
+    max_batch_size: int = Field(1024, ge=1, description="calls merged into one request at most")
+
+
+PYTHON_COMMANDS = ("python", "python3")
+
+
+class StdioServerEntry(ServerTuning):
+    command: str
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+
+    @field_validator("command")
+    @classmethod
+    def _this_python(cls, command: str) -> str:
+        return sys.executable if command in PYTHON_COMMANDS else command
+
+
+class HttpServerEntry(ServerTuning):
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+class InProcessServerEntry(ServerTuning):
+    module: str
+    args: list[str] = Field(default_factory=list)
+
+
+ServerEntry = Union[StdioServerEntry, HttpServerEntry, InProcessServerEntry]
+
+
+class McpConfig(BaseModel):
+    """A validated ``{"mcpServers": {name: entry}}`` document."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    servers: dict[str, ServerEntry] = Field(alias="mcpServers")
+
+    def canonical_json(self) -> str:
+        """A stable text form, used to share one toolbox among envs with equal configs."""
+        return json.dumps(self.model_dump(by_alias=True), sort_keys=True)
+
+
+def _entry(name: str, raw: Any) -> ServerEntry:
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"mcpServers.{name} must be an object")
+    kinds = [key for key in ("command", "url", "module") if key in raw]
+    if len(kinds) != 1:
+        raise ValueError(f"mcpServers.{name} needs exactly one of 'command' (stdio), 'url' (HTTP) or "
+                         f"'module' (in-process); it has {kinds or 'none'}")
+    model = {"command": StdioServerEntry, "url": HttpServerEntry, "module": InProcessServerEntry}[kinds[0]]
+    try:
+        return model.model_validate(dict(raw))
+    except ValidationError as exc:
+        raise ValueError(f"mcpServers.{name} is invalid: {exc}") from None
+
+
+def load_mcp_config(source: McpConfig | Mapping[str, Any] | str | os.PathLike[str]) -> McpConfig:
+    """Read a config from a mapping, a JSON text, or a path to a JSON file. ``ValueError`` says what is wrong."""
+    if isinstance(source, McpConfig):
+        return source
+    if isinstance(source, (str, os.PathLike)):
+        text = str(source)
+        if isinstance(source, os.PathLike) or not text.lstrip().startswith("{"):
+            text = Path(source).read_text(encoding="utf-8")
+        try:
+            source = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"tool-server config is not valid JSON: {exc}") from None
+    if not isinstance(source, Mapping) or not isinstance(source.get("mcpServers"), Mapping):
+        raise ValueError('tool-server config must be an object with an "mcpServers" object')
+    servers = {str(name): _entry(str(name), raw) for name, raw in source["mcpServers"].items()}
+    if not servers:
+        raise ValueError("tool-server config names no server")
+    return McpConfig(mcpServers=servers)
+
+
+def as_stdio(config: McpConfig, python: str) -> McpConfig:
+    """The same config with every in-process server turned into a ``python -m module args`` subprocess."""
+    servers: dict[str, ServerEntry] = {}
+    for name, entry in config.servers.items():
+        if isinstance(entry, InProcessServerEntry):
+            tuning = entry.model_dump(exclude={"module", "args"})
+            servers[name] = StdioServerEntry(command=python, args=["-m", entry.module, *entry.args], **tuning)
+        else:
+            servers[name] = entry
+    return McpConfig(mcpServers=servers)
+
+
+def bundled_server_config(name: str, module: str, args: Sequence[str], *,
+                          transport: Literal["inprocess", "stdio"] = "inprocess",
+                          tuning: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``mcpServers`` document for one of this project's servers: ``module`` with command line ``args``, named
+    ``name``, connected in-process (``"inprocess"``) or run as ``python -m module args`` over stdio with this
+    interpreter (``"stdio"``). ``tuning`` adds the entry's toolbox settings (``timeout_s``, ``batching``, ...);
+    ``ValueError`` for any other transport."""
+    if transport == "inprocess":
+        entry: dict[str, Any] = {"module": module, "args": list(args)}
+    elif transport == "stdio":
+        entry = {"command": sys.executable, "args": ["-m", module, *args]}
+    else:
+        raise ValueError("transport must be 'inprocess' or 'stdio' (give tool_servers= for an HTTP server)")
+    entry.update(tuning or {})
+    return {"mcpServers": {name: entry}}

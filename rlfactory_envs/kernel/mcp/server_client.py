@@ -1,0 +1,220 @@
+"""Everything the toolbox does for one MCP server: pooled sessions, a concurrency limit, a deadline per request,
+retry with backoff and reconnect after a transport failure, and merging of concurrent calls to a tool that has a
+batched form (see ``rlfactory_tool_servers.batched_tool``) into one request.
+
+All methods run on the toolbox's own loop. ``call`` never raises: every failure becomes an error ``ToolResult``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from typing import Any
+
+import mcp_types
+from mcp import MCPError
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
+
+from rlfactory_envs.kernel.mcp.config import InProcessServerEntry, ServerEntry
+from rlfactory_envs.kernel.mcp.session import McpSession, TransportError, build_inprocess_server
+from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
+
+BATCH_OF_META_KEY = "rlfactory/batch_of"  # the key rlfactory_tool_servers.batched_tool writes (servers not imported)
+ELEMENT_DEADLINE_FRACTION = 0.9  # of timeout_s, for each element of a merged request
+
+
+def call_result_text(result: mcp_types.CallToolResult) -> str:
+    """The text of a tool result: its text blocks joined; other blocks named, not inlined."""
+    parts = []
+    for block in result.content:
+        if isinstance(block, mcp_types.TextContent):
+            parts.append(block.text)
+        else:
+            parts.append(f"[{getattr(block, 'type', 'non-text')} content omitted]")
+    if not parts and result.structured_content is not None:
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False, default=str))
+    return "\n".join(parts)
+
+
+class _Batcher:
+    """Collects the calls to one tool made in the same loop iteration and sends them as one batched request.
+
+    A lone call goes through the batched form too, so that its result (errors included) reads the same whether
+    or not other calls happened to be merged with it.
+    """
+
+    def __init__(self, client: ServerClient, tool: str, batch_tool: str, max_batch_size: int):
+        self._client = client
+        self._tool = tool
+        self._batch_tool = batch_tool
+        self._max = max_batch_size
+        self._pending: list[tuple[dict[str, Any], asyncio.Future[tuple[str, bool]]]] = []
+        self._scheduled = False
+        self._in_flight: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
+
+    def submit(self, arguments: dict[str, Any]) -> asyncio.Future[tuple[str, bool]]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[tuple[str, bool]] = loop.create_future()
+        self._pending.append((arguments, future))
+        if not self._scheduled:
+            self._scheduled = True
+            loop.call_soon(self._flush)
+        return future
+
+    def _flush(self) -> None:
+        self._scheduled = False
+        pending, self._pending = self._pending, []
+        for start in range(0, len(pending), self._max):
+            task = asyncio.ensure_future(self._send(pending[start:start + self._max]))
+            self._in_flight.add(task)
+            task.add_done_callback(self._in_flight.discard)
+
+    async def _send(self, chunk: list[tuple[dict[str, Any], asyncio.Future[tuple[str, bool]]]]) -> None:
+        try:
+            outcomes = await self._outcomes(chunk)
+        except Exception as exc:  # noqa: BLE001 - every waiting caller must get an answer
+            outcomes = [(f"Error: calling {self._tool!r} failed unexpectedly: {exc!r}", True)] * len(chunk)
+        for (_, future), outcome in zip(chunk, outcomes):
+            if not future.done():
+                future.set_result(outcome)
+
+    async def _outcomes(self, chunk: list[tuple[dict[str, Any], asyncio.Future[tuple[str, bool]]]]) -> list[tuple[str, bool]]:
+        # Elements still running shortly before the request's deadline are abandoned by the server, so one
+        # hanging call fails alone instead of taking the calls merged with it down.
+        deadline_s = self._client.entry.timeout_s * ELEMENT_DEADLINE_FRACTION
+        text, is_error = await self._client.request(
+            self._batch_tool, {"calls": [args for args, _ in chunk], "deadline_s": deadline_s}, shown_as=self._tool)
+        outcomes: list[tuple[str, bool]]
+        if is_error:
+            outcomes = [(text, True)] * len(chunk)
+        else:
+            try:
+                entries = json.loads(text)
+                if not isinstance(entries, list) or len(entries) != len(chunk):
+                    raise ValueError("misaligned batch result")
+                outcomes = [(str(e["text"]), bool(e["is_error"])) for e in entries]
+            except (ValueError, KeyError, TypeError) as exc:
+                outcomes = [(f"Error: the batched {self._tool} returned an unreadable result ({exc})", True)] * len(chunk)
+        return outcomes
+
+
+class ServerClient:
+    """The pooled, limited, retried connection to one server, and its tool list."""
+
+    def __init__(self, name: str, entry: ServerEntry):
+        self.name = name
+        self.entry = entry
+        self.tools: list[mcp_types.Tool] = []
+        self._sessions: list[McpSession | None] = [None] * entry.sessions
+        self._connecting: list[asyncio.Task[McpSession] | None] = [None] * entry.sessions
+        self._next_slot = itertools.cycle(range(entry.sessions))
+        self._limit = asyncio.Semaphore(entry.max_concurrency)
+        self._batchers: dict[str, _Batcher] = {}
+        self._inprocess_server: Any = None
+
+    async def start(self) -> list[mcp_types.Tool]:
+        """Open every pooled session and read the tool list. Raises ``TransportError`` if the server is unreachable."""
+        if isinstance(self.entry, InProcessServerEntry):
+            self._inprocess_server = build_inprocess_server(self.name, self.entry)
+        await asyncio.gather(*(self._session_at(slot) for slot in range(self.entry.sessions)))
+        session = await self._session_at(0)
+        listed = await session.list_tools()
+        self.tools = []
+        for tool in listed:
+            batch_of = (tool.meta or {}).get(BATCH_OF_META_KEY)
+            if isinstance(batch_of, str):
+                if self.entry.batching:
+                    self._batchers[batch_of] = _Batcher(self, batch_of, tool.name, self.entry.max_batch_size)
+            else:
+                self.tools.append(tool)
+        visible = {tool.name for tool in self.tools}
+        self._batchers = {name: b for name, b in self._batchers.items() if name in visible}
+        return self.tools
+
+    async def _session_at(self, slot: int) -> McpSession:
+        """The live session of ``slot``, reconnecting first if it died.
+
+        A reconnect runs as a task of its own, bounded by ``connect_timeout_s``: a caller whose deadline passes
+        stops waiting for it, but does not abort it (a slow-starting server would otherwise never come back),
+        and concurrent callers share it.
+        """
+        session = self._sessions[slot]
+        if session is not None and session.alive:
+            return session
+        task = self._connecting[slot]
+        if task is None or task.done():
+            task = asyncio.ensure_future(self._connect(slot))
+            task.add_done_callback(_retrieve_exception)
+            self._connecting[slot] = task
+        return await asyncio.shield(task)
+
+    async def _connect(self, slot: int) -> McpSession:
+        old, self._sessions[slot] = self._sessions[slot], None
+        if old is not None:
+            await old.close()
+        session = McpSession(self.name, self.entry, server=self._inprocess_server)
+        await session.open()
+        self._sessions[slot] = session
+        return session
+
+    async def call(self, call: ToolCall) -> ToolResult:
+        """Run ``call``; merged with concurrent calls when its tool has a batched form."""
+        started = time.perf_counter()
+        batcher = self._batchers.get(call.name)
+        if batcher is not None:
+            text, is_error = await batcher.submit(call.arguments)
+        else:
+            text, is_error = await self.request(call.name, call.arguments)
+        return ToolResult(call.name, text, is_error, time.perf_counter() - started, self.name, call.call_id)
+
+    async def request(self, tool: str, arguments: dict[str, Any], shown_as: str | None = None) -> tuple[str, bool]:
+        """One MCP request with the concurrency limit, retries and a deadline over all of it (queueing,
+        reconnecting and backoff included); ``(text, is_error)``, never raises. Errors name ``shown_as``."""
+        name = shown_as or tool
+        try:
+            result = await asyncio.wait_for(self._limited_request(tool, arguments), self.entry.timeout_s)
+            return call_result_text(result), bool(result.is_error)
+        except asyncio.TimeoutError:
+            return (f"Error: the tool {name!r} did not answer within {self.entry.timeout_s:g} s (deadline); "
+                    "the call was abandoned.", True)
+        except TransportError as exc:
+            return (f"Error: the tool server {self.name!r} is unavailable after {self.entry.retries + 1} "
+                    f"attempts: {exc}", True)
+        except MCPError as exc:
+            return f"Error: the tool server {self.name!r} rejected the call to {name!r}: {exc}", True
+        except Exception as exc:  # noqa: BLE001 - a tool call must never take an episode down
+            return f"Error: calling {name!r} failed unexpectedly: {exc!r}", True
+
+    async def _limited_request(self, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.entry.retries + 1),
+            wait=wait_exponential_jitter(multiplier=0.05, max=2.0),
+            retry=retry_if_exception_type(TransportError),
+            reraise=True,
+        )
+        async with self._limit:
+            async for attempt in retrying:
+                with attempt:
+                    session = await self._session_at(next(self._next_slot))
+                    try:
+                        return await session.call_tool(tool, arguments)
+                    except TransportError:
+                        await session.close()
+                        raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def close(self) -> None:
+        for task in self._connecting:
+            if task is not None and not task.done():
+                task.cancel()
+        sessions = [s for s in self._sessions if s is not None]
+        self._sessions = [None] * self.entry.sessions
+        await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+
+
+def _retrieve_exception(task: asyncio.Task[Any]) -> None:
+    """Mark a background task's failure as seen: the callers that awaited it got it already, or gave up."""
+    if not task.cancelled():
+        task.exception()

@@ -1,0 +1,220 @@
+"""The toolbox: every configured MCP server behind one catalog of tools, usable from any thread or loop.
+
+Sessions live on the toolbox's own loop thread (see ``loop_thread``). A caller hands over a whole list of calls
+in one hop (``acall_many``/``call_many``), and the calls of all coroutines of one caller loop made in the same
+loop iteration share that hop (see ``handoff``); on the toolbox loop the calls run concurrently, and calls to a
+tool with a batched form are merged into one MCP request per server. Results align one-to-one with the calls.
+
+Envs with equal configs share one toolbox through ``acquire_toolbox``/``Toolbox.release``, so a batch of envs
+shares sessions and merging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from rlfactory_envs.kernel.mcp.config import McpConfig, load_mcp_config
+from rlfactory_envs.kernel.mcp.handoff import CoalescingHandoff
+from rlfactory_envs.kernel.mcp.loop_thread import LoopThread
+from rlfactory_envs.kernel.mcp.server_client import ServerClient
+from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the model sees it: name, description and the JSON schema of its arguments."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    server: str
+
+    def openai_schema(self) -> dict[str, Any]:
+        """The OpenAI function-tool form that chat templates (Qwen3's included) render."""
+        return {"type": "function",
+                "function": {"name": self.name, "description": self.description, "parameters": self.input_schema}}
+
+
+class Toolbox:
+    """Connects to the servers of an ``McpConfig`` on first use and routes tool calls to them.
+
+    ``with Toolbox(config) as toolbox:`` connects on entry and closes on exit."""
+
+    def __init__(self, config: McpConfig | Mapping[str, Any] | str):
+        self.config = load_mcp_config(config)
+        self._thread: LoopThread | None = None
+        self._handoff: CoalescingHandoff[Sequence[ToolCall], list[ToolResult]] | None = None
+        self._clients: dict[str, ServerClient] = {}
+        self._route: dict[str, ServerClient] = {}
+        self._specs: list[ToolSpec] = []
+        self._start_lock = threading.Lock()
+        self._started = False
+        self._refs = 0
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+
+    def start(self) -> Toolbox:
+        """Connect to every server and read the tool lists (blocking; idempotent, thread-safe)."""
+        with self._start_lock:
+            if self._started:
+                return self
+            thread = LoopThread(name="rlf-toolbox")
+            try:
+                thread.run(self._connect_all())
+            except BaseException:
+                thread.run(self._close_all())
+                thread.stop()
+                raise
+            self._thread = thread
+            self._handoff = CoalescingHandoff(thread, self._dispatch_groups)
+            self._started = True
+        return self
+
+    async def astart(self) -> Toolbox:
+        """``start`` without blocking the caller's loop."""
+        if not self._started:
+            await asyncio.to_thread(self.start)
+        return self
+
+    async def _connect_all(self) -> None:
+        self._clients = {name: ServerClient(name, entry) for name, entry in self.config.servers.items()}
+        listed = await asyncio.gather(*(c.start() for c in self._clients.values()))
+        self._route, self._specs = {}, []
+        for client, tools in zip(self._clients.values(), listed):
+            for tool in tools:
+                if tool.name in self._route:
+                    raise ValueError(f"tool {tool.name!r} is offered by both server {self._route[tool.name].name!r} "
+                                     f"and server {client.name!r}; rename one")
+                self._route[tool.name] = client
+                self._specs.append(ToolSpec(tool.name, tool.description or "", dict(tool.input_schema), client.name))
+
+    async def _close_all(self) -> None:
+        await asyncio.gather(*(c.close() for c in self._clients.values()), return_exceptions=True)
+        self._clients, self._route = {}, {}
+
+    def close(self) -> None:
+        """Close every session (stdio servers exit) and stop the loop thread. Safe to call twice."""
+        with self._start_lock:
+            thread, self._thread, self._handoff, self._started = self._thread, None, None, False
+        if thread is not None:
+            try:
+                if not thread.is_current():
+                    thread.run(self._close_all(), timeout=15)
+            finally:
+                thread.stop()
+
+    def __enter__(self) -> Toolbox:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- sharing among envs ----------------------------------------------------------------------------------
+
+    def release(self) -> None:
+        """Drop one reference taken by ``acquire_toolbox``; the last one closes the toolbox."""
+        with _SHARED_LOCK:
+            self._refs -= 1
+            if self._refs > 0:
+                return
+            _SHARED.pop(self.config.canonical_json(), None)
+        self.close()
+
+    # -- the catalog -----------------------------------------------------------------------------------------
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        """The tools the model may call (batched forms hidden). Starts the toolbox if needed."""
+        self.start()
+        return list(self._specs)
+
+    def openai_schemas(self) -> list[dict[str, Any]]:
+        return [spec.openai_schema() for spec in self.specs]
+
+    # -- calling ---------------------------------------------------------------------------------------------
+
+    async def acall_many(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        """Run ``calls`` concurrently on the toolbox loop; one result per call, in order. Never raises for a call."""
+        if not calls:
+            return []
+        if not self._started:
+            await self.astart()
+        thread, handoff = self._thread, self._handoff
+        if thread is None or handoff is None:
+            return [self._closed_result(call) for call in calls]
+        if thread.is_current():
+            return await self._dispatch(calls)
+        try:
+            return await handoff.submit(calls)
+        except RuntimeError:  # closed under our feet
+            return [self._closed_result(call) for call in calls]
+
+    def call_many(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        """Blocking ``acall_many`` for code that runs no event loop."""
+        if not calls:
+            return []
+        self.start()
+        thread = self._thread
+        if thread is None:
+            return [self._closed_result(call) for call in calls]
+        return thread.run(self._dispatch(calls))
+
+    def run_blocking(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the toolbox loop and wait for it: how sync ``step`` reuses the async code path."""
+        self.start()
+        assert self._thread is not None
+        return self._thread.run(coro)
+
+    async def run_async(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await ``coro`` on the toolbox loop (one thread hop; none when already there)."""
+        await self.astart()
+        assert self._thread is not None
+        return await self._thread.arun(coro)
+
+    async def _dispatch_groups(self, groups: list[Sequence[ToolCall]]) -> list[list[ToolResult]]:
+        """The calls of many callers, handed over together, run together; results split back per caller."""
+        results = await self._dispatch([call for group in groups for call in group])
+        split, start = [], 0
+        for group in groups:
+            split.append(results[start:start + len(group)])
+            start += len(group)
+        return split
+
+    async def _dispatch(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        if len(calls) == 1:
+            return [await self._call_one(calls[0])]
+        return list(await asyncio.gather(*(self._call_one(call) for call in calls)))
+
+    async def _call_one(self, call: ToolCall) -> ToolResult:
+        client = self._route.get(call.name)
+        if client is None:
+            known = ", ".join(sorted(self._route)) or "none"
+            return ToolResult(call.name, f"Error: unknown tool {call.name!r}. Available tools: {known}.",
+                              is_error=True, call_id=call.call_id)
+        return await client.call(call)
+
+    @staticmethod
+    def _closed_result(call: ToolCall) -> ToolResult:
+        return ToolResult(call.name, "Error: the toolbox is closed.", is_error=True, call_id=call.call_id)
+
+
+_SHARED: dict[str, Toolbox] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def acquire_toolbox(config: McpConfig | Mapping[str, Any] | str) -> Toolbox:
+    """The process-wide toolbox for this config (created on first use), with one more reference taken."""
+    parsed = load_mcp_config(config)
+    key = parsed.canonical_json()
+    with _SHARED_LOCK:
+        toolbox = _SHARED.get(key)
+        if toolbox is None:
+            toolbox = _SHARED[key] = Toolbox(parsed)
+        toolbox._refs += 1
+        return toolbox

@@ -1,0 +1,52 @@
+"""Which of the servers' tools an env's model sees and may call: ``allowed`` (``None``: all) less ``denied``.
+
+A call to a tool the filter hides never reaches a server: it is answered as an unknown tool's call is, listing only
+the tools the model sees, so the filter cannot be probed for what it hides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from rlfactory_envs.kernel.errors import ConfigError
+from rlfactory_envs.kernel.mcp.toolbox import Toolbox, ToolSpec
+from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
+
+
+class ToolFilter:
+    """``allowed`` and ``denied`` name tools; both are checked against the servers' catalog on first use."""
+
+    def __init__(self, allowed: Iterable[str] | None = None, denied: Iterable[str] = ()):
+        self.allowed = None if allowed is None else frozenset(allowed)
+        self.denied = frozenset(denied)
+        self.active = self.allowed is not None or bool(self.denied)
+        self._checked = False
+
+    def visible(self, name: str) -> bool:
+        return (self.allowed is None or name in self.allowed) and name not in self.denied
+
+    def specs(self, catalog: list[ToolSpec]) -> list[ToolSpec]:
+        """The tools of ``catalog`` the model sees; ``ConfigError`` when a filter names a tool none offers."""
+        if not self.active:
+            return catalog
+        if not self._checked:
+            offered = {spec.name for spec in catalog}
+            for setting, names in (("tools_allowed", self.allowed or ()), ("tools_denied", self.denied)):
+                unknown = sorted(set(names) - offered)
+                if unknown:
+                    raise ConfigError(f"{setting} names tools no server offers: {', '.join(unknown)}; the servers "
+                                      f"offer {', '.join(sorted(offered)) or 'no tools'}")
+            self._checked = True
+        return [spec for spec in catalog if self.visible(spec.name)]
+
+    async def call(self, toolbox: Toolbox, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        """The calls' results, in order; calls to hidden tools answered here."""
+        if not self.active:
+            return await toolbox.acall_many(calls)
+        ran = iter(await toolbox.acall_many([call for call in calls if self.visible(call.name)]))
+        return [next(ran) if self.visible(call.name) else self._unknown(toolbox, call) for call in calls]
+
+    def _unknown(self, toolbox: Toolbox, call: ToolCall) -> ToolResult:
+        known = ", ".join(spec.name for spec in self.specs(toolbox.specs)) or "none"
+        return ToolResult(call.name, f"Error: unknown tool {call.name!r}. Available tools: {known}.", is_error=True,
+                          call_id=call.call_id)

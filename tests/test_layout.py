@@ -1,0 +1,91 @@
+"""The layering the project promises, read from the installed packages' own imports: the kernel imports only
+downward, plugins depend on the kernel and never the reverse, families never on each other, tool servers on no env,
+and nothing installed imports the folders' collision-prone names or reads ../shared."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = {"rlfactory_envs": "rlfactory_envs", "rlfactory_tool_servers": "tool_servers",
+            "rlfactory_reward_models": "reward_models", "rlfactory_adapters": "adapters"}
+FOLDER_NAMES = {"adapters", "tool_servers", "reward_models"}
+FAMILIES = sorted(p.parent.name for p in (REPO_ROOT / "rlfactory_envs").glob("*/family.py"))
+
+
+def modules() -> dict[str, Path]:
+    """Every installed module, by its import name."""
+    found = {}
+    for package, folder in PACKAGES.items():
+        for path in (REPO_ROOT / folder).rglob("*.py"):
+            parts = path.relative_to(REPO_ROOT / folder).with_suffix("").parts
+            found[".".join((package, *parts)).removesuffix(".__init__")] = path
+    return found
+
+
+def imports(path: Path) -> set[str]:
+    """The absolute module names ``path`` imports (at any depth, lazy imports included)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def importers(prefix: str) -> dict[str, set[str]]:
+    """For each installed module under ``prefix``, the project modules it imports."""
+    ours = tuple(PACKAGES)
+    return {name: {i for i in imports(path) if i.startswith(ours)} for name, path in modules().items()
+            if name == prefix or name.startswith(prefix + ".")}
+
+
+def test_there_are_families():
+    assert {"search", "sql", "generic"} <= set(FAMILIES)
+
+
+@pytest.mark.parametrize(("layer", "may_import"), [
+    ("rlfactory_envs.kernel.mcp", ("rlfactory_envs.kernel.mcp", "rlfactory_envs.kernel.tool_call",
+                                   "rlfactory_envs.kernel.errors")),
+    ("rlfactory_envs.kernel", ("rlfactory_envs.kernel",)),
+    ("rlfactory_tool_servers", ("rlfactory_tool_servers",)),
+    ("rlfactory_reward_models", ("rlfactory_reward_models", "rlfactory_envs.kernel",
+                                 "rlfactory_tool_servers.sqlite_sandbox")),
+])
+def test_layers_import_only_downward(layer, may_import):
+    wrong = {name: sorted(i for i in found if not i.startswith(may_import))
+             for name, found in importers(layer).items()}
+    assert not {name: found for name, found in wrong.items() if found}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_family_imports_no_other_family(family):
+    others = tuple(f"rlfactory_envs.{other}" for other in FAMILIES if other != family)
+    wrong = {name: sorted(i for i in found if i.startswith(others))
+             for name, found in importers(f"rlfactory_envs.{family}").items()}
+    assert not {name: found for name, found in wrong.items() if found}
+
+
+def test_nothing_below_the_adapters_imports_them_or_a_trainer():
+    for name, path in modules().items():
+        if name.startswith("rlfactory_adapters"):
+            continue
+        found = imports(path)
+        assert not {i for i in found if i.startswith(("rlfactory_adapters", "verl", "openrlhf", "vllm"))}, name
+
+
+def test_no_installed_module_uses_the_folder_names_or_reads_shared_data():
+    for name, path in modules().items():
+        assert not {i.split(".")[0] for i in imports(path)} & FOLDER_NAMES, name
+        text = path.read_text(encoding="utf-8")
+        assert '"shared"' not in text and "../shared" not in text, name
+
+
+def test_benchmarks_and_generators_are_not_installed():
+    installed = set(modules().values())
+    for folder in ("benchmarks", "data_generators"):
+        assert not any(path.is_relative_to(REPO_ROOT / folder) for path in installed)
