@@ -6,13 +6,19 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import uvicorn
 from hypothesis import settings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 # CI (.ci/run sets RLF_HYPOTHESIS_PROFILE=ci) draws the same examples on every run, so a verdict never depends on
 # luck; a developer's run explores new ones each time.
@@ -34,6 +40,32 @@ def shared_file(relative: str) -> Path:
 def sleep_server_entry(**tuning) -> dict:
     """The sleep/fault-injection server as a real stdio subprocess."""
     return {"command": sys.executable, "args": ["-m", "rlfactory_tool_servers.sleep"], **tuning}
+
+
+@contextmanager
+def openai_endpoint(handle: Callable[[Request], Awaitable[JSONResponse]]) -> Iterator[str]:
+    """A scripted OpenAI-compatible chat endpoint on loopback (real HTTP): ``handle`` answers every
+    ``POST /v1/chat/completions``. Yields the base URL (``http://127.0.0.1:PORT/v1``)."""
+    app = Starlette(routes=[Route("/v1/chat/completions", handle, methods=["POST"])])
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def chat_completion(message: dict) -> dict:
+    """An OpenAI chat-completion response body carrying the assistant ``message``."""
+    return {"id": "c", "object": "chat.completion", "created": 0, "model": "scripted",
+            "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
 
 
 def free_port() -> int:

@@ -23,6 +23,7 @@ from typing import Any
 
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.reward import Reward, RewardInput, RewardModelBase
+from rlfactory_tool_servers.functions.server import resolve_function
 
 RewardFn = Callable[..., Any]
 
@@ -37,24 +38,14 @@ def resolve_reward(reward: str | RewardFn, builtins: Mapping[str, RewardFn]) -> 
                           f"function, got {reward!r}")
     if reward in builtins:
         return reward, builtins[reward]
-    module_name, sep, attribute = reward.partition(":")
-    if not sep:
+    if ":" not in reward:
         raise ConfigError(f"unknown reward {reward!r}: give a built-in name ({', '.join(builtins)}) or "
                           "'package.module:function'")
-    import importlib
-
     try:
-        target: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(f"reward {reward!r}: cannot import module {module_name!r} ({exc}); put it on the Python "
-                          "path (an env spec's folder is on it) or fix the name") from None
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            raise ConfigError(f"reward {reward!r}: module {module_name!r} has no {attribute!r}")
-        target = getattr(target, part)
-    if not callable(target):
-        raise ConfigError(f"reward {reward!r} is not a function")
-    return reward, target
+        return reward, resolve_function(reward)
+    except ValueError as exc:
+        raise ConfigError(f"reward {exc}; the module must be importable (an env spec's folder is on the Python "
+                          "path)") from None
 
 
 class FunctionReward(RewardModelBase):

@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
+
+from rlfactory_envs.kernel.task_source import HasTaskId, TaskSource
 
 ROW_FILE_SUFFIXES = (".jsonl", ".json", ".parquet")
+
+TaskT = TypeVar("TaskT", bound=HasTaskId)
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,27 @@ def read_rows(path: str | os.PathLike[str], *, json_layout: Literal["auto", "lis
         yield from rows
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path}: not UTF-8 text: {exc}") from None
+
+
+def read_tasks(path: str | os.PathLike[str], parse: Callable[[Any, str], TaskT], what: str) -> TaskSource[TaskT]:
+    """Every row of ``path`` as a task, ``parse(row data, default id)`` each, in file order, named after the file's
+    stem. ``ValueError`` names the file and the row of a row ``parse`` refuses, a repeated task id, or a file that
+    holds no ``what``."""
+    path = Path(path)
+    tasks: list[TaskT] = []
+    seen: dict[str, str] = {}
+    for row in read_rows(path, what=what):
+        try:
+            task = parse(row.data, str(row.index))
+        except ValueError as exc:
+            raise ValueError(f"{path}: {row.place}: {exc}") from None
+        if task.task_id in seen:
+            raise ValueError(f"{path}: {row.place}: task id {task.task_id!r} repeats the one of {seen[task.task_id]}")
+        seen[task.task_id] = row.place
+        tasks.append(task)
+    if not tasks:
+        raise ValueError(f"{path}: the file holds no {what}")
+    return TaskSource(tasks, name=path.stem, path=str(path))
 
 
 def _json_rows(path: Path, layout: str) -> Iterator[Row]:

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from rlfactory_envs.kernel.task_files import read_rows
+from rlfactory_envs.kernel.task_files import read_tasks
 from rlfactory_envs.kernel.task_source import TaskSource
 from rlfactory_envs.search.family import SAMPLE_CORPUS_PATH, SAMPLE_QUESTIONS_PATH
 from rlfactory_envs.search.task import SearchTask
@@ -41,21 +40,7 @@ def load_search_tasks(path: str | os.PathLike[str] | None) -> TaskSource[SearchT
     """
     if path is None:
         return sample_tasks()
-    path = Path(path)
-    tasks: list[SearchTask] = []
-    seen: dict[str, str] = {}
-    for row in read_rows(path, what="search tasks"):
-        try:
-            task = _task_from_row(row.data, default_id=str(row.index))
-        except ValueError as exc:
-            raise ValueError(f"{path}: {row.place}: {exc}") from None
-        if task.task_id in seen:
-            raise ValueError(f"{path}: {row.place}: task id {task.task_id!r} repeats the one of {seen[task.task_id]}")
-        seen[task.task_id] = row.place
-        tasks.append(task)
-    if not tasks:
-        raise ValueError(f"{path}: the file holds no search tasks")
-    return TaskSource(tasks, name=path.stem, path=str(path))
+    return read_tasks(path, _task_from_row, "search tasks")
 
 
 def sample_tasks() -> TaskSource[SearchTask]:

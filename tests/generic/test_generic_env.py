@@ -329,7 +329,7 @@ def test_qwen_agent_tools_go_through_the_same_toolbox(tmp_path, data):
                                                               "sys.exit(3)"]}}}},
      "exited with code 3"),
     ({"tools": LOOKUP, "reward": "no_such_module_xyz:score"}, "cannot import module 'no_such_module_xyz'"),
-    ({"tools": LOOKUP, "reward": "tests.generic.fixtures:no_such_function"}, "has no 'no_such_function'"),
+    ({"tools": LOOKUP, "reward": "tests.generic.fixtures:no_such_function"}, "has no attribute 'no_such_function'"),
     ({"tools": LOOKUP, "reward": "tests.generic.fixtures:not_a_function"}, "is not a function"),
     ({"tools": LOOKUP, "reward": "exactmatch"}, "unknown reward 'exactmatch'"),
     ({"tools": LOOKUP, "reward": "tests.generic.fixtures:text_reward"}, "returned a str as its score"),

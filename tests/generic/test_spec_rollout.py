@@ -5,28 +5,18 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
-import uvicorn
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
+
+from tests.conftest import chat_completion, openai_endpoint
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPEC = REPO_ROOT / "examples" / "custom_env" / "env.yaml"
-
-
-def completion(message: dict) -> dict:
-    return {"id": "c", "object": "chat.completion", "created": 0, "model": "scripted",
-            "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
 
 
 async def scripted_model(request: Request) -> JSONResponse:
@@ -38,26 +28,15 @@ async def scripted_model(request: Request) -> JSONResponse:
         a, b = re.findall(r"\d+(?:\.\d+)?", last["content"])[:2]
         arguments = json.dumps({"a": float(a), "b": float(b)})
         call = {"id": "call_0", "type": "function", "function": {"name": "multiply", "arguments": arguments}}
-        return JSONResponse(completion({"content": None, "tool_calls": [call]}))
+        return JSONResponse(chat_completion({"content": None, "tool_calls": [call]}))
     value = float(last["content"])
-    return JSONResponse(completion({"content": f"<answer>{value:g}</answer>"}))
+    return JSONResponse(chat_completion({"content": f"<answer>{value:g}</answer>"}))
 
 
 @pytest.fixture(scope="module")
 def endpoint():
-    app = Starlette(routes=[Route("/v1/chat/completions", scripted_model, methods=["POST"])])
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/v1"
-    server.should_exit = True
-    thread.join(10)
+    with openai_endpoint(scripted_model) as url:
+        yield url
 
 
 def test_rollout_of_an_env_spec_through_an_openai_endpoint(endpoint, tmp_path):

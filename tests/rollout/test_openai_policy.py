@@ -7,25 +7,14 @@ test can check what the policy sent.
 
 import asyncio
 import json
-import socket
-import threading
-import time
 
 import pytest
-import uvicorn
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
 
 from rlfactory_envs.rollout.policy import OpenAIChatPolicy
 from rlfactory_envs.rollout.runner import run_rollouts
-
-
-def completion(message: dict) -> dict:
-    return {"id": "c", "object": "chat.completion", "created": 0, "model": "scripted",
-            "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+from tests.conftest import chat_completion, openai_endpoint
 
 
 class ScriptedModel:
@@ -40,34 +29,23 @@ class ScriptedModel:
         messages = body["messages"]
         if body.get("stop"):  # Search-R1 continuation
             if len(messages) == 1:
-                return JSONResponse(completion({"content": "<think>search</think><search> mountain </search>"}))
-            return JSONResponse(completion({"content": " <answer> Mount Arvel </answer>"}))
+                return JSONResponse(chat_completion({"content": "<think>search</think><search> mountain </search>"}))
+            return JSONResponse(chat_completion({"content": " <answer> Mount Arvel </answer>"}))
         if messages[-1]["role"] == "user":
             question = messages[-1]["content"].split("Question: ")[-1]
             call = {"id": "call_0", "type": "function",
                     "function": {"name": "search", "arguments": json.dumps({"query": question})}}
-            return JSONResponse(completion({"content": None, "reasoning_content": "I should search.",
+            return JSONResponse(chat_completion({"content": None, "reasoning_content": "I should search.",
                                             "tool_calls": [call]}))
         title = messages[-1]["content"].split('Title: "')[1].split('"')[0]
-        return JSONResponse(completion({"content": f"<answer>{title}</answer>"}))
+        return JSONResponse(chat_completion({"content": f"<answer>{title}</answer>"}))
 
 
 @pytest.fixture(scope="module")
 def endpoint():
     model = ScriptedModel()
-    app = Starlette(routes=[Route("/v1/chat/completions", model.handle, methods=["POST"])])
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/v1", model
-    server.should_exit = True
-    thread.join(10)
+    with openai_endpoint(model.handle) as url:
+        yield url, model
 
 
 def test_tool_calling_episode_through_the_chat_api(endpoint):

@@ -22,9 +22,8 @@ from rlfactory_adapters.prepare_data import main as prepare_data  # noqa: E402
 from rlfactory_envs.generic.env import DEFAULT_SYSTEM_PROMPT  # noqa: E402
 from tests.adapters.openrlhf.scripted_rollout import PoolExecutor, replay, run_samples  # noqa: E402
 from tests.adapters.openrlhf.test_agent_func import expected_sequence  # noqa: E402
-from tests.conftest import REPO_ROOT  # noqa: E402
+from tests.adapters.env_spec_example import SPEC, expected_env_kwargs  # noqa: E402
 
-SPEC = REPO_ROOT / "examples" / "custom_env" / "env.yaml"
 GENERIC_ID = "rlf/MCP-v0"
 QUESTIONS = [json.loads(line) for line in (SPEC.parent / "questions.jsonl").read_text().splitlines() if line.strip()]
 SYSTEM_PROMPT = DEFAULT_SYSTEM_PROMPT.format(tag="answer")
@@ -88,14 +87,7 @@ def test_prepare_data_writes_labels_of_the_generic_env_and_the_rendered_prompt(s
         assert set(row) == {"prompt", "label", "datasource"} and row["datasource"] == "questions"
         label = json.loads(row["label"])
         assert label["env_id"] == GENERIC_ID and label["task"] == question
-        assert label["env_kwargs"] == {  # the spec's settings, its paths made absolute
-            "tool_servers": {"mcpServers": {"calc": {"command": "python", "args": ["calc_server.py"],
-                                                     "cwd": str(folder)}}},
-            "data_path": str(folder / "questions.jsonl"),
-            "reward": "rewards:numeric_match",
-            "max_turns": 4,
-            "python_path": [str(folder)],
-        }
+        assert label["env_kwargs"] == expected_env_kwargs(folder)  # the spec's settings, its paths made absolute
         assert Path(label["env_kwargs"]["data_path"]).is_file()
         prompt = row["prompt"]  # rendered with the Qwen3 chat template and the calc server's tool schemas
         assert prompt.startswith(f"<|im_start|>system\n{SYSTEM_PROMPT}\n\n# Tools\n")

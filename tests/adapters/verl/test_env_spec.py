@@ -35,9 +35,8 @@ from tests.adapters.verl.harness import (  # noqa: E402
     scripted_logprob,
     valid_ids,
 )
-from tests.conftest import REPO_ROOT  # noqa: E402
+from tests.adapters.env_spec_example import SPEC, expected_env_kwargs  # noqa: E402
 
-SPEC = REPO_ROOT / "examples" / "custom_env" / "env.yaml"
 GENERIC_ID = "rlf/MCP-v0"
 REPEAT = 2
 QUESTIONS = [json.loads(line) for line in (SPEC.parent / "questions.jsonl").read_text().splitlines() if line.strip()]
@@ -94,17 +93,6 @@ def tasks(prepared):
 @pytest.fixture(scope="module")
 def user_folder(prepared):
     return prepared[2]
-
-
-def expected_env_kwargs(folder: Path) -> dict:
-    return {
-        "tool_servers": {"mcpServers": {"calc": {"command": "python", "args": ["calc_server.py"],
-                                                 "cwd": str(folder)}}},
-        "data_path": str(folder / "questions.jsonl"),
-        "reward": "rewards:numeric_match",
-        "max_turns": 4,
-        "python_path": [str(folder)],
-    }
 
 
 def test_prepare_data_writes_rows_of_the_generic_env_with_the_spec_resolved(parquet, tasks, user_folder):
