@@ -53,11 +53,6 @@ class EnvSpec:
     kwargs: dict[str, Any]
     source: Path | None = None
 
-    @property
-    def name(self) -> str:
-        """How the env is shown: the spec file's stem, else the id."""
-        return self.source.stem if self.source else self.env_id
-
 
 def is_spec_path(ref: str | os.PathLike[str]) -> bool:
     """Whether ``ref`` names an env spec file (by suffix) rather than a registered id."""

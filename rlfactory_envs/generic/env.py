@@ -27,6 +27,7 @@ word problems with a ``calculate`` tool (``info["dataset"]`` says ``rlf-mcp-samp
 from __future__ import annotations
 
 import sys
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -49,6 +50,9 @@ DEFAULT_SYSTEM_PROMPT = ("Answer the user's question. Call the tools when they h
                          "<{tag}> 42 </{tag}>.")
 
 _CHECKED_REWARDS: set[tuple[Any, ...]] = set()  # rewards already probed in this process, per dataset version
+_CHECKED_TASKS: weakref.WeakKeyDictionary[TaskSource[GenericTask], set[tuple[Any, ...]]] = weakref.WeakKeyDictionary()
+"""Per shared task source, the (template, bound columns) its every row was checked against: a pool of a thousand
+envs over one dataset checks it once."""
 
 
 class McpEnv(ToolEnv):
@@ -87,8 +91,12 @@ class McpEnv(ToolEnv):
         self.system_prompt = system_prompt
         self.prompt_template = prompt_template
         self.bound_columns = dict(bound_arguments or {})
-        for task in tasks:
-            self._check_task(task, tasks.name)
+        checked = _CHECKED_TASKS.setdefault(tasks, set())
+        settings = (prompt_template, tuple(sorted(self.bound_columns.items())))
+        if settings not in checked:
+            for task in tasks:
+                self._check_task(task, tasks.name)
+            checked.add(settings)
         if isinstance(chat_format, str):
             chat_format = make_chat_format(chat_format, enable_thinking=enable_thinking)
         super().__init__(tasks=tasks, tool_servers=config, chat_format=chat_format,
