@@ -21,7 +21,7 @@ and fail with hypothesis' falsifying example when an env breaks a promise::
     TestMyEnv = semantics_test_class("my_env.yaml", env_kwargs={"max_turns": 3}, max_examples=25,
                                      check_step=rewards_are_binary)
 
-Options (the fields of ``EnvSemantics``): ``env_kwargs``, ``max_examples`` (per property, default 50),
+Options (the fields of ``EnvSemantics``, declared by ``SemanticsOptions``): ``env_kwargs``, ``max_examples`` (per property, default 50),
 ``actions`` (a hypothesis strategy of responses to mix into ``actions_for(env)``), ``idle_action`` (a response
 that neither answers nor ends, default ``"I am still thinking."``), ``sparse_reward`` (default true: the reward
 is 0.0 before the last step), ``deterministic_tools`` (default true: the same seed and actions replay the same
@@ -50,8 +50,9 @@ loops), on an env without ``record_timings=True`` (Gymnasium's ``check_env`` com
 
 from rlfactory_envs.testing.actions import actions_for
 from rlfactory_envs.testing.env_ref import EnvRef
+from rlfactory_envs.testing.options import SemanticsOptions, StepCheck
 from rlfactory_envs.testing.properties import PROPERTIES
-from rlfactory_envs.testing.semantics import EnvSemantics, StepCheck, check_env_semantics, semantics_test_class
+from rlfactory_envs.testing.semantics import EnvSemantics, check_env_semantics, semantics_test_class
 
-__all__ = ["PROPERTIES", "EnvRef", "EnvSemantics", "StepCheck", "actions_for", "check_env_semantics",
-           "semantics_test_class"]
+__all__ = ["PROPERTIES", "EnvRef", "EnvSemantics", "SemanticsOptions", "StepCheck", "actions_for",
+           "check_env_semantics", "semantics_test_class"]

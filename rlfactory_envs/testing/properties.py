@@ -1,4 +1,4 @@
-"""The env-semantics properties, one function each. ``prop(semantics)`` checks the env of an ``EnvSemantics``
+"""The env-semantics properties, one function each. ``prop(semantics)`` checks the env of a ``SemanticsOptions``
 over hypothesis-generated seeds and actions and raises ``AssertionError`` when the env breaks the property (with
 hypothesis' falsifying example in the error's notes and in the report).
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gymnasium.utils.env_checker import check_env
 from hypothesis import given
@@ -20,6 +20,7 @@ from hypothesis.errors import Flaky
 
 from rlfactory_envs.kernel.batch import EnvBatch, StepResult
 from rlfactory_envs.kernel.env import EpisodeOver, ToolEnv
+from rlfactory_envs.testing.options import SemanticsOptions
 from rlfactory_envs.testing.transitions import (
     check_transition,
     checked_reset,
@@ -31,9 +32,6 @@ from rlfactory_envs.testing.transitions import (
     show,
 )
 
-if TYPE_CHECKING:
-    from rlfactory_envs.testing.semantics import EnvSemantics
-
 SEEDS = st.integers(0, 2**32 - 1)
 MAX_EPISODE_ACTIONS = 6
 """Generated episodes have at most ``min(max_turns + 1, MAX_EPISODE_ACTIONS)`` actions."""
@@ -43,7 +41,7 @@ non_str_actions: st.SearchStrategy[Any] = st.one_of(
     st.lists(st.text(max_size=5), max_size=2), st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=2))
 
 
-def check_env_passes(semantics: EnvSemantics) -> None:
+def check_env_passes(semantics: SemanticsOptions) -> None:
     """Gymnasium's ``gymnasium.utils.env_checker.check_env`` passes on the unwrapped env (spaces, reset and step
     signatures and types, seeded reset determinism, one seeded step's determinism, render and close)."""
     with _opened(semantics) as env:
@@ -54,7 +52,7 @@ def check_env_passes(semantics: EnvSemantics) -> None:
                                  f"{type(exc).__name__}: {exc}") from exc
 
 
-def seeded_determinism(semantics: EnvSemantics) -> None:
+def seeded_determinism(semantics: SemanticsOptions) -> None:
     """``reset(seed=s)`` twice returns equal ``(obs, info)``. With ``deterministic_tools``, also: a generated
     episode played after ``reset(seed=s)``, then a fresh ``reset(seed=s)`` (equal to the first) and the same actions
     again, gives equal step results, ``info`` compared without the timing keys."""
@@ -83,7 +81,7 @@ def seeded_determinism(semantics: EnvSemantics) -> None:
         _run(semantics, same_seed_same_trajectory)
 
 
-def episode_semantics(semantics: EnvSemantics) -> None:
+def episode_semantics(semantics: SemanticsOptions) -> None:
     """Over generated episodes (``reset(seed=s)``, then the generated actions, then ``idle_action`` until the
     end): ``step`` never raises for a str; the reset and every step keep ``check_transition``'s rules (observation
     a str inside ``observation_space`` without a traceback, reward inside ``reward_range`` and 0.0 before the end
@@ -111,7 +109,7 @@ def episode_semantics(semantics: EnvSemantics) -> None:
         _run(semantics, every_step_keeps_the_rules)
 
 
-def max_turns_truncates(semantics: EnvSemantics) -> None:
+def max_turns_truncates(semantics: SemanticsOptions) -> None:
     """After ``reset(seed=s)``, repeating ``idle_action`` (a response that neither answers nor ends) goes on for
     ``max_turns - 1`` steps, and step ``max_turns`` truncates: ``truncated`` and not ``terminated``,
     ``info["truncation_reason"] == "max_turns"``, the reward inside ``reward_range``."""
@@ -142,7 +140,7 @@ def max_turns_truncates(semantics: EnvSemantics) -> None:
         _run(semantics, idling_truncates_at_max_turns)
 
 
-def batch_alignment(semantics: EnvSemantics) -> None:
+def batch_alignment(semantics: SemanticsOptions) -> None:
     """An ``EnvBatch`` of n fresh envs (n from 2 to 8), reset with distinct seeds and stepped for a few rounds of
     a generated plan mixing actions and ``None``, agrees one-to-one with n other fresh envs reset and stepped
     alone: each batch reset equals its solo reset; a skipped env's result is ``None`` and its turn unchanged;
@@ -172,7 +170,7 @@ def batch_alignment(semantics: EnvSemantics) -> None:
         _run(semantics, batch_agrees_with_envs_alone)
 
 
-def _check_batch(semantics: EnvSemantics, batch: EnvBatch, alone: list[ToolEnv], seeds: list[int],
+def _check_batch(semantics: SemanticsOptions, batch: EnvBatch, alone: list[ToolEnv], seeds: list[int],
                  rounds: list[list[str | None]], where: str) -> None:
     resets = asyncio.run(batch.areset(seeds=seeds))
     task_ids = []
@@ -222,7 +220,7 @@ def _check_batch(semantics: EnvSemantics, batch: EnvBatch, alone: list[ToolEnv],
                       f"{where}: a batch step with an action for ended env {over[0]}")
 
 
-def step_outside_episode(semantics: EnvSemantics) -> None:
+def step_outside_episode(semantics: SemanticsOptions) -> None:
     """``step`` on a fresh env (before any ``reset``) raises ``EpisodeOver``; after ``reset(seed=s)`` a non-str
     action raises ``TypeError`` and leaves the episode running (a str action still steps); after the episode
     ended (``idle_action`` until the end) ``step`` raises ``EpisodeOver``."""
@@ -251,7 +249,7 @@ def step_outside_episode(semantics: EnvSemantics) -> None:
         _run(semantics, stepping_outside_raises)
 
 
-PROPERTIES: dict[str, Callable[[EnvSemantics], None]] = {
+PROPERTIES: dict[str, Callable[[SemanticsOptions], None]] = {
     "check_env": check_env_passes,
     "seeded_determinism": seeded_determinism,
     "episode_semantics": episode_semantics,
@@ -263,7 +261,7 @@ PROPERTIES: dict[str, Callable[[EnvSemantics], None]] = {
 
 
 @contextmanager
-def _opened(semantics: EnvSemantics) -> Iterator[ToolEnv]:
+def _opened(semantics: SemanticsOptions) -> Iterator[ToolEnv]:
     env = semantics.make_env()
     try:
         yield env
@@ -271,23 +269,23 @@ def _opened(semantics: EnvSemantics) -> Iterator[ToolEnv]:
         env.close()
 
 
-def _actions(semantics: EnvSemantics, env: ToolEnv) -> st.SearchStrategy[str]:
+def _actions(semantics: SemanticsOptions, env: ToolEnv) -> st.SearchStrategy[str]:
     """``semantics.actions_for(env)`` after a reset, so the tool schemas are those a task shows."""
     env.reset(seed=0)
     return semantics.actions_for(env)
 
 
-def _episodes(semantics: EnvSemantics, env: ToolEnv) -> st.SearchStrategy[list[str]]:
+def _episodes(semantics: SemanticsOptions, env: ToolEnv) -> st.SearchStrategy[list[str]]:
     return st.lists(_actions(semantics, env), min_size=1, max_size=min(env.max_turns + 1, MAX_EPISODE_ACTIONS))
 
 
-def _reset_record(semantics: EnvSemantics, env: ToolEnv, seed: int, where: str) -> dict[str, Any]:
+def _reset_record(semantics: SemanticsOptions, env: ToolEnv, seed: int, where: str) -> dict[str, Any]:
     """``env.reset(seed=seed)`` (checked) as a comparable ``{"observation": ..., "info": ...}``."""
     obs, info = checked_reset(env, seed, where)
     return comparable({"observation": obs, "info": info}, semantics.timing_keys)
 
 
-def _play(semantics: EnvSemantics, env: ToolEnv, episode: list[str], where: str) -> list[Any]:
+def _play(semantics: SemanticsOptions, env: ToolEnv, episode: list[str], where: str) -> list[Any]:
     """The comparable results of stepping ``episode`` from the env's current reset, up to the end."""
     results = []
     for turn, action in enumerate(episode, start=1):
@@ -298,7 +296,7 @@ def _play(semantics: EnvSemantics, env: ToolEnv, episode: list[str], where: str)
     return results
 
 
-def _run(semantics: EnvSemantics, test: Callable[..., None]) -> None:
+def _run(semantics: SemanticsOptions, test: Callable[..., None]) -> None:
     """Run the ``@given`` ``test`` under ``semantics.settings()``; hypothesis' flakiness error (an example that
     failed once and passed when replayed) becomes an ``AssertionError`` too."""
     try:

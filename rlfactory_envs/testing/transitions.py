@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from rlfactory_envs.kernel.batch import StepResult
 from rlfactory_envs.kernel.env import EpisodeOver, ToolEnv
-
-if TYPE_CHECKING:
-    from rlfactory_envs.testing.semantics import EnvSemantics
+from rlfactory_envs.testing.options import SemanticsOptions
 
 TRACEBACK_MARKER = "Traceback (most recent call last)"
 
@@ -44,7 +42,7 @@ def checked_reset(env: ToolEnv, seed: int, where: str) -> tuple[str, dict[str, A
     return obs, info
 
 
-def checked_step(semantics: EnvSemantics, env: ToolEnv, action: str, where: str) -> StepResult:
+def checked_step(semantics: SemanticsOptions, env: ToolEnv, action: str, where: str) -> StepResult:
     """``env.step(action)``, asserting that it does not raise for a str and returns five values; then the env's
     own ``semantics.check_step``."""
     try:
@@ -60,7 +58,7 @@ def checked_step(semantics: EnvSemantics, env: ToolEnv, action: str, where: str)
     return result
 
 
-def check_transition(semantics: EnvSemantics, env: ToolEnv, turn: int, result: StepResult, where: str) -> None:
+def check_transition(semantics: SemanticsOptions, env: ToolEnv, turn: int, result: StepResult, where: str) -> None:
     """The rules every step keeps; ``turn`` is the step's number in its episode (1 for the first step).
 
     The observation is a str inside ``observation_space`` without a Python traceback; the reward is a number
