@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import importlib
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -86,14 +87,13 @@ def serve(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def bench(rest: list[str]) -> int:
-    """Run ``benchmarks/env_bench.py`` of the source checkout this package is installed from."""
-    root = Path(__file__).resolve().parents[1]
-    if not (root / "benchmarks" / "env_bench.py").is_file():
-        raise ConfigError(f"rlf bench runs the benchmarks of a source checkout; there are none in {root} (install "
+    """Run ``benchmarks/env_bench.py`` of the source checkout this package is installed from, as a process of its
+    own (the installed package never imports what it does not ship)."""
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "env_bench.py"
+    if not script.is_file():
+        raise ConfigError(f"rlf bench runs the benchmarks of a source checkout; there are none at {script} (install "
                           "the project with `pip install -e .` from a clone)")
-    sys.path.insert(0, str(root))
-    from benchmarks.env_bench import main as bench_main
-    return bench_main(rest)
+    return subprocess.run([sys.executable, str(script), *rest]).returncode
 
 
 def list_envs(refs: list[str]) -> int:

@@ -47,3 +47,12 @@ def test_serve_search_over_stdio_answers_a_client():
 
     text = asyncio.run(asyncio.wait_for(ask(), 60))
     assert text.startswith("Doc 1(Title: ") and "Doc 2(Title: " in text
+
+
+def test_bench_runs_the_checkout_benchmarks_from_anywhere(tmp_path):
+    out = tmp_path / "bench.json"
+    command = [shutil.which("rlf")] if shutil.which("rlf") else [sys.executable, "-m", "rlfactory_envs.cli"]
+    result = subprocess.run([*command, "bench", "--quick", "--only", "env_overhead", "--out", str(out)],
+                            capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(out.read_text())["results"][0]["name"] == "env_overhead_batched"
