@@ -26,6 +26,7 @@ word problems with a ``calculate`` tool (``info["dataset"]`` says ``rlf-mcp-samp
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -41,7 +42,7 @@ from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.session import TransportError
 from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
-from rlfactory_envs.kernel.task_source import TaskSource, shared_tasks
+from rlfactory_envs.kernel.task_source import TaskSource, file_version, shared_tasks
 from rlfactory_reward_models.answer_match import REWARDS
 from rlfactory_tool_servers.functions.server import resolve_function
 
@@ -139,7 +140,7 @@ class McpEnv(ToolEnv):
         """Call the reward on the first task, with no answer and with the reference as the answer: a reward that
         raises or returns a non-number fails here, at make, rather than in every episode."""
         task = self.tasks[0]
-        key = (name, self.tasks.path, len(self.tasks), self.reward_model.reward_range)
+        key = (name, file_version(self.tasks.path), self.reward_model.reward_range)
         if key in _CHECKED_REWARDS:
             return
         reward: FunctionReward = self.reward_model  # type: ignore[assignment]
@@ -203,6 +204,4 @@ def _as_text(ground_truth: Any) -> str:
 
 
 async def _within(awaitable: Any, timeout_s: float) -> Any:
-    import asyncio
-
     return await asyncio.wait_for(awaitable, timeout_s)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from rlfactory_envs.kernel.errors import ConfigError
+from rlfactory_tool_servers.functions import local_ref
 
 PYTHON_TOOLS_SERVER = "python_tools"
 QWEN_TOOLS_SERVER = "qwen_agent_tools"
@@ -104,8 +105,6 @@ def _function_ref(tool: Callable[..., Any] | str) -> str:
     module, qualname = getattr(tool, "__module__", None), getattr(tool, "__qualname__", "")
     if module and module != "__main__" and "<" not in qualname:
         return f"{module}:{qualname}"
-    from rlfactory_tool_servers.functions import local_ref
-
     return local_ref(tool)
 
 
