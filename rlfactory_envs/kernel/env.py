@@ -12,7 +12,9 @@ observation is the prompt's content; trainers render it with ``info["messages"]`
 their chat template.
 
 Semantics:
-- ``terminated``: the agent gave a final answer; the reward is scored then, and ``obs`` is ``""``.
+- ``terminated``: the agent gave a final answer; the reward is scored then, and ``obs`` is ``""``. An answer the
+  family cannot read (``answer_problem``) is told to the model instead and the episode goes on, except on the
+  last turn.
 - ``truncated``: a budget ran out (``max_turns`` responses, or ``max_episode_seconds``); ``obs`` is ``""``, tools
   of that last response are not run, and the reward is that of an episode without an answer. Never both.
 - Any string is a legal action. Malformed calls, unknown tools, bad arguments, timeouts and dead servers come
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -91,7 +94,10 @@ class ToolEnv(gym.Env[str, str]):
     ``chat_format`` is a ``ChatFormat`` or its name (``"qwen3"``, ``"search_r1"``); its ``parser`` reads the
     responses unless ``parser`` is given, capped at ``max_tool_calls`` calls per response, with the final answer
     inside ``<answer_tag>...</answer_tag>``. ``tools_allowed`` (``None``: all) and ``tools_denied`` choose which of
-    the servers' tools the model sees and may call; a call to any other tool is answered as an unknown tool's."""
+    the servers' tools the model sees and may call; a call to any other tool is answered as an unknown tool's.
+    ``episode_argument`` names a tool argument set to ``episode_id``, a fresh id per episode, on every call of a
+    tool that declares it (hidden from the model and left out of ``info``): a server keeps per-episode state (a
+    notebook, a device) apart by it."""
 
     metadata = {"render_modes": ["ansi"]}
 
@@ -114,6 +120,7 @@ class ToolEnv(gym.Env[str, str]):
         max_episode_seconds: float | None = None,
         record_timings: bool = False,
         render_mode: str | None = None,
+        episode_argument: str | None = None,
     ):
         if max_turns < 1:
             raise ConfigError(f"max_turns must be at least 1, got {max_turns}")
@@ -136,6 +143,9 @@ class ToolEnv(gym.Env[str, str]):
         self.record_timings = record_timings
         self.render_mode = render_mode
         self.reward_range = reward_model.reward_range
+        self.episode_argument = episode_argument
+        self.episode_id = ""
+        self.last_reward: Reward | None = None
 
         step_limit = max_tool_calls * (max_tool_response_chars + 64) + MAX_FEEDBACK_CHARS + _MARKUP_ALLOWANCE
         self.max_observation_chars = max(max_prompt_chars, step_limit)
@@ -193,8 +203,11 @@ class ToolEnv(gym.Env[str, str]):
         info["parse_errors"] = list(parsed.errors)
         assistant = {"role": "assistant", "content": action}
 
-        if parsed.answer is not None:
+        problem = self.answer_problem(parsed.answer) if parsed.answer is not None else None
+        if parsed.answer is not None and (problem is None or turn >= self.max_turns):
             return await self._finish(turn, action, parsed.answer, info, assistant, terminated=True, reason=None)
+        if problem is not None:
+            notes.append(problem)
         if turn >= self.max_turns:
             return await self._finish(turn, action, None, info, assistant, terminated=False, reason="max_turns")
         if self.max_episode_seconds is not None and time.monotonic() - self._started_at > self.max_episode_seconds:
@@ -213,8 +226,8 @@ class ToolEnv(gym.Env[str, str]):
         new_messages = [assistant] + [{"role": "tool", "name": r.name, "content": r.text} for r in results]
         if feedback:
             new_messages.append({"role": "user", "content": feedback})
-        tool_results = [{"name": r.name, "arguments": c.arguments, "text": r.text, "is_error": r.is_error,
-                         "server": r.server} for c, r in zip(calls, results)]
+        tool_results = [{"name": r.name, "arguments": self._shown_arguments(c.arguments), "text": r.text,
+                         "is_error": r.is_error, "server": r.server} for c, r in zip(calls, results)]
         self._record(turn, action, obs, new_messages)
         self._tool_results += tool_results  # the reward gets copies; these dicts are the step's own info
         info["messages"] = [dict(m) for m in new_messages]
@@ -292,12 +305,16 @@ class ToolEnv(gym.Env[str, str]):
 
     def _specs_for(self, task: Any) -> list[ToolSpec]:
         hidden = set(self.bound_arguments(task)) if task is not None else set()
+        if self.episode_argument:
+            hidden.add(self.episode_argument)
         specs = self.tool_filter.specs(self.toolbox.specs)
         return [_without_arguments(spec, hidden) for spec in specs] if hidden else specs
 
     def _bind_arguments(self, calls: list[ToolCall]) -> list[ToolCall]:
         """``calls`` with the bound arguments set on every call of a tool whose schema declares them."""
         bound = self.bound_arguments(self.task) if calls else {}
+        if calls and self.episode_argument:
+            bound[self.episode_argument] = self.episode_id
         if not bound:
             return calls
         declared = {spec.name: spec.input_schema.get("properties") or {} for spec in self.toolbox.specs}
@@ -307,6 +324,13 @@ class ToolEnv(gym.Env[str, str]):
             out.append(ToolCall(call.name, {**call.arguments, **own}, call.call_id) if own else call)
         return out
 
+    def _shown_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A call's arguments as ``info`` records them: without the episode id, which would make ``info`` differ
+        between two runs of the same seed and actions."""
+        if self.episode_argument in arguments:
+            return {k: v for k, v in arguments.items() if k != self.episode_argument}
+        return arguments
+
     def _begin(self, task: Any) -> tuple[str, dict[str, Any]]:
         specs = self._specs_for(task)
         messages = self.initial_messages(task, specs)
@@ -315,6 +339,8 @@ class ToolEnv(gym.Env[str, str]):
             raise ConfigError(f"the task prompt has {len(prompt):,} characters, over max_prompt_chars="
                               f"{self.max_prompt_chars:,}")
         self.task, self.turn, self._done = task, 0, False
+        self.last_reward = None
+        self.episode_id = uuid.uuid4().hex
         self._started_at = time.monotonic()
         self._messages = [dict(m) for m in messages]
         self._tool_results = []
@@ -355,6 +381,7 @@ class ToolEnv(gym.Env[str, str]):
                       assistant: dict[str, Any] | None, *, terminated: bool,
                       reason: str | None) -> tuple[str, float, bool, bool, dict[str, Any]]:
         reward = await self._score(answer, action or "", assistant)
+        self.last_reward = reward
         self._done = True
         if assistant is not None:
             self._record(turn, action or "", "", [assistant])
@@ -365,6 +392,8 @@ class ToolEnv(gym.Env[str, str]):
         info["reward_reason"] = reward.reason
         if reason is not None:
             info["truncation_reason"] = reason
+        for key, value in reward.info.items():
+            info.setdefault(key, value)
         return "", float(reward.value), terminated, not terminated, info
 
     async def _score(self, answer: str | None, response: str, last: dict[str, Any] | None) -> Reward:
@@ -377,7 +406,7 @@ class ToolEnv(gym.Env[str, str]):
         except Exception as exc:  # noqa: BLE001 - a reward bug must not lose the trajectory
             return Reward(self.reward_range[0], {}, f"reward model failed: {exc!r}")
         low, high = self.reward_range
-        return Reward(min(max(float(reward.value), low), high), reward.parts, reward.reason)
+        return Reward(min(max(float(reward.value), low), high), reward.parts, reward.reason, reward.info)
 
     # -- family hooks ----------------------------------------------------------------------------------------
 
@@ -408,6 +437,18 @@ class ToolEnv(gym.Env[str, str]):
         """An offline baseline policy that really uses this env's tools (``rlf rollout --policy scripted``)."""
         raise ConfigError(f"{type(self).__name__} has no scripted baseline policy; use an OpenAI-compatible endpoint "
                           "(rlf rollout --policy openai)")
+
+    def episode_report(self, episodes: Sequence[tuple[dict[str, Any], Mapping[str, Any]]]) -> Any:
+        """A family's own summary of finished episodes, given each one's ``info["task"]`` and its reward's
+        ``info`` (e.g. a benchmark's official rates): an object with ``table()`` and ``to_dict()``, or ``None``
+        (default) for none."""
+        return None
+
+    def answer_problem(self, answer: str) -> str | None:
+        """Why a final answer cannot be read (a travel plan that does not parse), or ``None``. A readable answer
+        ends the episode; an unreadable one is told to the model as feedback and the episode goes on, except on
+        the last turn, where it ends the episode and is scored as it is. Default: every answer is readable."""
+        return None
 
     def invalid_action_feedback(self) -> str:
         """What the model is told when a response neither calls a tool nor answers: the chat format's words,

@@ -21,9 +21,12 @@ class Reward:
     value: float
     parts: Mapping[str, float] = field(default_factory=dict)
     reason: str | None = None
+    info: Mapping[str, Any] = field(default_factory=dict)
+    """Structured detail for the episode's last ``info`` (e.g. ``{"travel_eval": {...}}``), JSON-ready; its keys
+    never replace the env's own."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "parts": dict(self.parts), "reason": self.reason}
+        return {"value": self.value, "parts": dict(self.parts), "reason": self.reason, "info": dict(self.info)}
 
 
 @dataclass(frozen=True)

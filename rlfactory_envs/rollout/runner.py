@@ -42,6 +42,7 @@ class EpisodeRecord:
     tool_errors: int
     tool_latency_s: list[float] = field(default_factory=list)
     error: str | None = None
+    reward_info: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, ensure_ascii=False)
@@ -61,6 +62,8 @@ class RolloutSummary:
     episodes_per_s: float
     truncated: int
     failed: int
+    report: dict[str, Any] | None = None
+    report_table: str | None = None
 
     def table(self) -> str:
         rows = [
@@ -76,7 +79,8 @@ class RolloutSummary:
             ("episodes/s", f"{self.episodes_per_s:.1f}"),
         ]
         width = max(len(name) for name, _ in rows)
-        return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
+        table = "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
+        return f"{table}\n\n{self.report_table}" if self.report_table else table
 
 
 def summarise(records: list[EpisodeRecord], seconds: float) -> RolloutSummary:
@@ -137,6 +141,7 @@ async def _run_batch(env_id: str, envs: list[ToolEnv], seeds: list[int], policy:
         live = [i for i in live if not envs[i].done]
     for env, record in zip(envs, records):
         record.messages, record.transcript, record.turns = env.messages, env.transcript, env.turn
+        record.reward_info = dict(env.last_reward.info) if env.last_reward is not None else {}
     return records
 
 
@@ -166,4 +171,8 @@ async def run_rollouts(env_id: str, policy_factory: Callable[[ToolEnv], Policy],
     finally:
         for env in envs:
             env.close()
-    return summarise(records, time.perf_counter() - started), records
+    summary = summarise(records, time.perf_counter() - started)
+    report = envs[0].episode_report([(r.task, r.reward_info) for r in records]) if records else None
+    if report is not None:
+        summary.report, summary.report_table = report.to_dict(), report.table()
+    return summary, records
