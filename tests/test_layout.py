@@ -54,7 +54,7 @@ def test_there_are_families():
     ("rlfactory_envs.kernel", ("rlfactory_envs.kernel",)),
     ("rlfactory_tool_servers", ("rlfactory_tool_servers",)),
     ("rlfactory_reward_models", ("rlfactory_reward_models", "rlfactory_envs.kernel",
-                                 "rlfactory_tool_servers.sqlite_sandbox")),
+                                 "rlfactory_tool_servers.sqlite_sandbox", "rlfactory_tool_servers.travel_sandbox")),
 ])
 def test_layers_import_only_downward(layer, may_import):
     wrong = {name: sorted(i for i in found if not i.startswith(may_import))
