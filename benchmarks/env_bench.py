@@ -23,6 +23,12 @@ Measurements (each repeated ``--repeats`` times; the table shows the median and 
   ``sql_queries_unmerged``: one MCP request per call); ``sql_reward``: pairs verified/s of the execution reward's
   ``score_batch`` over every dev question (its gold query as the prediction), with a cold gold-result cache
   (both queries executed) and a warm one (``sql_reward_warm``: the prediction only).
+- ``travel``: ``rlf/Travel-v0``: ``travel_tools``: tool calls/s of N trajectories (one ``EnvBatch``) each asking
+  four sandbox tools (its query's outbound flights, stays, restaurants and attractions) in one step, merged into
+  ``*_batch`` requests (``travel_tools_unmerged``: one MCP request per call); ``travel_verify``: the official
+  plan verification (every commonsense and hard constraint) per plan, on the 45 TravelPlanner training gold
+  plans in ``../shared/data/travelplanner`` (the embedded sample's reference plans when absent). Target: under
+  5 ms a plan.
 - ``rollout``: a full scripted rollout of ``rlf/Search-NQ-v0`` (``run_rollouts``): episodes/s (wall time of the
   whole call: envs made, search server started, every episode run) and mean reward.
 
@@ -56,7 +62,8 @@ SLEEP_MS = 100
 FLOOR_S = SLEEP_MS / 1000
 WIKI_SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "wiki" / "wiki18_sample_1000.jsonl"
 SPIDER_DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "spider" / "dev.json"
-NAMES = ("sleep_stdio", "env_overhead", "search", "sql", "rollout")
+TRAVEL_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "travelplanner"
+NAMES = ("sleep_stdio", "env_overhead", "search", "sql", "travel", "rollout")
 TARGETS_S = {256: 0.150, 4096: 0.5}
 
 
@@ -344,7 +351,73 @@ def bench_sql(n: int, repeats: int) -> tuple[list[dict[str, Any]], list[str]]:
     return rows, notes
 
 
-# -- 5. scripted rollout -------------------------------------------------------------------------------------
+# -- 5. travel -----------------------------------------------------------------------------------------------
+
+async def travel_tools_timing(n: int, batching: bool, repeats: int) -> Timing:
+    from rlfactory_envs.travel.env import TravelEnv, travel_server_config
+    from rlfactory_envs.travel.family import SAMPLE_DATABASE_DIR
+
+    config = travel_server_config(str(SAMPLE_DATABASE_DIR), tuning={"batching": batching})
+    batch = EnvBatch([TravelEnv(tool_servers=config, max_turns=repeats + 3) for _ in range(n)])
+    try:
+        resets = await batch.areset(seeds=list(range(n)))
+        actions = []
+        for _, info in resets:
+            task = info["task"]
+            city = task["dest"] if task["visiting_city_number"] == 1 else "Glenhallow"
+            calls = [("search_flights", {"origin": task["org"], "destination": city, "date": task["date"][0]}),
+                     *((name, {"city": city}) for name in ("search_accommodations", "search_restaurants",
+                                                           "search_attractions"))]
+            actions.append("".join('<tool_call>{"name": "%s", "arguments": %s}</tool_call>' % (name, json.dumps(a))
+                                   for name, a in calls))
+
+        async def step() -> None:
+            results = await batch.astep(actions)
+            errors = [t["text"] for r in results if r for t in r.info["tool_results"] if t["is_error"]]
+            if errors:
+                raise RuntimeError(f"{len(errors)} travel calls failed, e.g. {errors[0]}")
+        return await timed_repeats(repeats, None, step)
+    finally:
+        batch.close()
+
+
+def travel_verify_timing(repeats: int) -> tuple[Timing, int, str]:
+    from rlfactory_envs.travel.family import SAMPLE_DATABASE_DIR, SAMPLE_PLANS_PATH, SAMPLE_QUERIES_PATH
+    from rlfactory_envs.travel.tasks import load_gold_plans, load_travel_tasks
+    from rlfactory_reward_models.travel_plan.evaluate import evaluate_plan
+    from rlfactory_reward_models.travel_plan.lookup import PlanLookup
+    from rlfactory_tool_servers.travel_sandbox.store import open_sandbox
+
+    gold = TRAVEL_DATA / "std_travelplanner.jsonl"
+    if gold.is_file():
+        database, label = TRAVEL_DATA / "database", "travelplanner_train_gold"
+        sandbox = open_sandbox(database, TRAVEL_DATA / "train_ref_info.jsonl")
+        pairs = list(zip(load_travel_tasks(gold, database), load_gold_plans(gold)))
+    else:
+        label, sandbox = "sample", open_sandbox(SAMPLE_DATABASE_DIR)
+        plans = [json.loads(line)["plan"] for line in SAMPLE_PLANS_PATH.read_text().splitlines()]
+        pairs = list(zip(load_travel_tasks(SAMPLE_QUERIES_PATH), plans))
+
+    def verify_all() -> None:
+        for query, plan in pairs:
+            evaluate_plan(query, plan, PlanLookup(sandbox))
+    return timed_repeats_sync(repeats, verify_all), len(pairs), label
+
+
+def bench_travel(n: int, repeats: int) -> tuple[list[dict[str, Any]], list[str]]:
+    rows = []
+    for batching, suffix in ((True, ""), (False, "_unmerged")):
+        timing = asyncio.run(travel_tools_timing(n, batching, repeats))
+        rows.append(row(f"travel_tools{suffix}", n, timing, "calls/s", 4 * n / statistics.median(timing.walls)))
+    timing, plans, label = travel_verify_timing(repeats)
+    per_plan_ms = 1000 * statistics.median(timing.walls) / plans
+    rows.append(row("travel_verify", plans, timing, "ms/plan", per_plan_ms, "< 5 ms/plan", per_plan_ms < 5.0,
+                    data=label))
+    notes = [] if label != "sample" else [f"travel_verify on the embedded sample: {TRAVEL_DATA} is absent"]
+    return rows, notes
+
+
+# -- 6. scripted rollout -------------------------------------------------------------------------------------
 
 def bench_rollout(n: int, batch_size: int, repeats: int) -> dict[str, Any]:
     from rlfactory_envs.rollout.runner import run_rollouts
@@ -371,7 +444,7 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
             for other in ("sleep_stdio_gc_on", "sleep_stdio_per_sample", "sleep_stdio_unmerged", "sleep_sdk_baseline"):
                 if (other, n) in by:
                     out[f"{other}/sleep_stdio@{n}"] = by[(other, n)]["median_s"] / r["median_s"]
-        if name.startswith(("search_", "sql_")) and not name.endswith("_unmerged") and (f"{name}_unmerged", n) in by:
+        if name.startswith(("search_", "sql_", "travel_")) and not name.endswith("_unmerged") and (f"{name}_unmerged", n) in by:
             out[f"{name}/{name}_unmerged@{n}"] = r["value"] / by[(f"{name}_unmerged", n)]["value"]
     single = [r for (name, _), r in by.items() if name == "env_overhead_single_async"]
     batched = [r for (name, _), r in by.items() if name == "env_overhead_batched"]
@@ -432,6 +505,9 @@ def run_selected(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[s
     if "sql" in args.only:
         sql_rows, sql_notes = bench_sql(32 if quick else 256, k)
         rows, notes = rows + sql_rows, notes + sql_notes
+    if "travel" in args.only:
+        travel_rows, travel_notes = bench_travel(32 if quick else 256, k)
+        rows, notes = rows + travel_rows, notes + travel_notes
     if "rollout" in args.only:
         rows.append(bench_rollout(32 if quick else 512, 16 if quick else 256, 1 if quick else min(k, 3)))
     return rows, notes

@@ -1,4 +1,5 @@
-"""The ``rlf`` command: ``rollout`` (the main job), ``serve`` (a tool server), ``bench``, ``list``."""
+"""The ``rlf`` command: ``rollout`` (the main job), ``serve`` (a tool server), ``bench``, ``list``, ``eval-plans``
+(TravelPlanner's official scoring of a submission file)."""
 
 from __future__ import annotations
 
@@ -137,6 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("bench", help="run the benchmarks (extra arguments go to the benchmark, see `rlf bench -h`)",
                    add_help=False)
+    ev = sub.add_parser("eval-plans", help="score TravelPlanner submissions ({idx, query, plan} JSONL) as the "
+                        "official evaluation does, without a model")
+    from rlfactory_envs.travel.eval_plans import add_arguments as eval_plans_arguments
+    eval_plans_arguments(ev)
     ls = sub.add_parser("list", help="list the registered environment ids (and what given env specs resolve to)")
     ls.add_argument("specs", nargs="*", help="env spec files to check and show")
     return parser
@@ -155,6 +160,9 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"unrecognised arguments: {' '.join(rest)}")
         if args.command == "list":
             return list_envs(args.specs)
+        if args.command == "eval-plans":
+            from rlfactory_envs.travel.eval_plans import eval_plans
+            return eval_plans(args)
         return rollout(args)
     except (ConfigError, FileNotFoundError) as exc:  # a user's mistake: one line, no traceback
         print(f"rlf {args.command}: error: {exc}", file=sys.stderr)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -54,14 +54,15 @@ def read_rows(path: str | os.PathLike[str], *, json_layout: Literal["auto", "lis
         raise ValueError(f"{path}: not UTF-8 text: {exc}") from None
 
 
-def read_tasks(path: str | os.PathLike[str], parse: Callable[[Any, str], TaskT], what: str) -> TaskSource[TaskT]:
-    """Every row of ``path`` as a task, ``parse(row data, default id)`` each, in file order, named after the file's
-    stem. ``ValueError`` names the file and the row of a row ``parse`` refuses, a repeated task id, or a file that
-    holds no ``what``."""
+def read_tasks(path: str | os.PathLike[str], parse: Callable[[Any, str], TaskT], what: str, *,
+               rows: Iterable[Row] | None = None, name: str | None = None) -> TaskSource[TaskT]:
+    """Every row of ``path`` as a task, ``parse(row data, default id)`` each, in file order, named ``name`` or after
+    the file's stem. ``rows`` replaces ``read_rows(path)`` for a layout it does not read. ``ValueError`` names the
+    file and the row of a row ``parse`` refuses, a repeated task id, or a file that holds no ``what``."""
     path = Path(path)
     tasks: list[TaskT] = []
     seen: dict[str, str] = {}
-    for row in read_rows(path, what=what):
+    for row in read_rows(path, what=what) if rows is None else rows:
         try:
             task = parse(row.data, str(row.index))
         except ValueError as exc:
@@ -72,7 +73,7 @@ def read_tasks(path: str | os.PathLike[str], parse: Callable[[Any, str], TaskT],
         tasks.append(task)
     if not tasks:
         raise ValueError(f"{path}: the file holds no {what}")
-    return TaskSource(tasks, name=path.stem, path=str(path))
+    return TaskSource(tasks, name=name or path.stem, path=str(path))
 
 
 def _json_rows(path: Path, layout: str) -> Iterator[Row]:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
-_PARENTHESIS_RE = re.compile(r"^(.*?)\([^)]*\)")
-
 
 def before_parenthesis(text: str) -> str:
     """The text before a ``(...)`` group (upstream ``extract_before_parenthesis``): ``"Buffalo(New York)"`` is
-    ``"Buffalo"``; a text with no such group is itself."""
-    match = _PARENTHESIS_RE.search(text)
-    return match.group(1) if match else text
+    ``"Buffalo"``; a text with no such group is itself. Upstream's regular expression, in linear time: the text
+    before the first ``(`` when a ``)`` follows it and no line break precedes it."""
+    start = text.find("(")
+    if start < 0 or "\n" in text[:start] or text.find(")", start) < 0:
+        return text
+    return text[:start]

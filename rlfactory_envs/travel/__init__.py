@@ -1,0 +1,1 @@
+"""The travel family: TravelPlanner's sandbox tools and its official constraints (``rlf/Travel-v0``)."""

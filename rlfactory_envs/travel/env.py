@@ -1,0 +1,106 @@
+"""``rlf/Travel-v0``: TravelPlanner as a multi-turn environment. The agent gathers information with the sandbox's
+tools (the ``travel`` MCP server: flights, distances, accommodations, restaurants, attractions, cities, a
+notebook) and submits the plan, scored by the benchmark's official commonsense and hard constraints
+(``rlfactory_reward_models.travel_plan``).
+
+Data, by precedence: ``data_path=`` / ``database_dir=`` / ``flights_path=``, then the ``RLF_TRAVEL_DATA`` /
+``RLF_TRAVEL_DATABASE`` / ``RLF_TRAVEL_FLIGHTS`` environment variables, then the embedded synthetic sample.
+``data_path``: TravelPlanner's queries (the released validation/test files, JSONL/JSON/CSV/parquet, or
+``std_travelplanner.jsonl``); ``database_dir``: its ``database/`` folder; ``flights_path``: the full
+``clean_Flights_2022.csv`` or a reference-information JSONL (``train_ref_info.jsonl``), default
+``database_dir/flights/clean_Flights_2022.csv`` when present. ``options={"task": query_dict}`` pins a query given
+in full.
+
+The answer is the plan, ``<answer>[{"days": 1, "current_city": ..., ...}, ...]</answer>``, as JSON, a Python
+literal or repairable JSON. A plan that cannot be read is told to the model and the episode goes on (on the last
+turn it ends and scores 0 with the reason). ``info["travel_eval"]`` holds the whole verdict, keyed by the official
+constraint names; ``reward`` picks the scalar (``final_pass``, ``pass_rate`` or weights, see
+``TravelPlanReward``); ``strict=True`` matches names exactly instead of by the official substring rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from rlfactory_envs.kernel.chat_format import Qwen3ChatFormat
+from rlfactory_envs.kernel.env import ToolEnv
+from rlfactory_envs.kernel.errors import ConfigError
+from rlfactory_envs.kernel.mcp.config import bundled_server_config
+from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
+from rlfactory_envs.kernel.task_source import shared_tasks
+from rlfactory_envs.travel.baseline import GatherThenPlanPolicy
+from rlfactory_envs.travel.family import FAMILY, SAMPLE_DATABASE_DIR
+from rlfactory_envs.travel.prompt import travel_prompt
+from rlfactory_envs.travel.tasks import load_travel_tasks
+from rlfactory_reward_models.travel_plan.plan_text import parse_plan
+from rlfactory_reward_models.travel_plan.query import TravelQuery
+from rlfactory_reward_models.travel_plan.report import TravelReport, travel_report
+from rlfactory_reward_models.travel_plan.reward import TravelPlanReward
+from rlfactory_tool_servers.travel_sandbox.store import open_sandbox
+
+
+def travel_server_config(database_dir: str, flights_path: str | None = None, *,
+                         transport: Literal["inprocess", "stdio"] = "inprocess",
+                         tuning: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``mcpServers`` document for the bundled travel server over a sandbox folder (and flights file)."""
+    args = ["--database-dir", str(database_dir)] + (["--flights-path", str(flights_path)] if flights_path else [])
+    return bundled_server_config("travel", "rlfactory_tool_servers.travel", args, transport=transport, tuning=tuning)
+
+
+class TravelEnv(ToolEnv):
+    """TravelPlanner with its sandbox tools; see the module docstring for every setting."""
+
+    def __init__(
+        self,
+        *,
+        data_path: str | None = None,
+        database_dir: str | None = None,
+        flights_path: str | None = None,
+        tool_servers: Mapping[str, Any] | str | None = None,
+        transport: Literal["inprocess", "stdio"] = "inprocess",
+        reward: str | Mapping[str, float] = "final_pass",
+        strict: bool = False,
+        enable_thinking: bool = True,
+        max_turns: int = 12,
+        max_tool_calls: int = 16,
+        max_tool_response_chars: int = 16_384,
+        **env_kwargs: Any,
+    ):
+        data_path = FAMILY.setting("data_path", data_path)
+        database_dir = FAMILY.setting("database_dir", database_dir)
+        flights_path = FAMILY.setting("flights_path", flights_path)
+        if data_path is not None and database_dir is None:
+            raise ConfigError("data_path= needs database_dir= too: TravelPlanner's database/ folder (accommodations/, "
+                              "attractions/, restaurants/, ...)")
+        database_dir = str(Path(database_dir or SAMPLE_DATABASE_DIR).resolve())
+        self.sandbox = open_sandbox(database_dir, flights_path)
+        tasks = shared_tasks(load_travel_tasks, data_path, database_dir)
+        if tool_servers is None:
+            tool_servers = travel_server_config(database_dir, flights_path and str(Path(flights_path).resolve()),
+                                                transport=transport)
+        super().__init__(tasks=tasks, tool_servers=tool_servers,
+                         chat_format=Qwen3ChatFormat(enable_thinking=enable_thinking),
+                         reward_model=TravelPlanReward(self.sandbox, reward=reward, strict=strict),
+                         max_turns=max_turns, max_tool_calls=max_tool_calls,
+                         max_tool_response_chars=max_tool_response_chars, episode_argument="session", **env_kwargs)
+
+    def task_from_dict(self, data: Mapping[str, Any]) -> TravelQuery:
+        return TravelQuery.from_dict(data)
+
+    def initial_messages(self, task: TravelQuery, tools: list[ToolSpec]) -> list[dict[str, Any]]:
+        return [{"role": "user", "content": travel_prompt(task)}]
+
+    def answer_problem(self, answer: str) -> str | None:
+        _, why = parse_plan(answer)
+        return None if why is None else f"Your plan could not be read: {why}. Give it again inside <answer></answer>."
+
+    def episode_report(self, episodes: Sequence[tuple[dict[str, Any], Mapping[str, Any]]]) -> TravelReport:
+        """The benchmark's table (``travel_report``) over the episodes' queries and verdicts; an episode that
+        ended without a verdict (a failed policy) counts as not delivered."""
+        return travel_report((TravelQuery.from_dict(task), info.get("travel_eval") or {"delivered": False})
+                             for task, info in episodes)
+
+    def scripted_policy(self) -> GatherThenPlanPolicy:
+        return GatherThenPlanPolicy()
