@@ -19,7 +19,8 @@ TRANSPORTATION_RULES = ("no flight", "no self-driving")
 CONSTRAINT_KEYS = ("house rule", "cuisine", "room type", "transportation")
 
 
-def _literal(value: Any, what: str) -> Any:
+def python_literal(value: Any, what: str) -> Any:
+    """``value`` itself, or the Python literal a text holds; ``ValueError`` naming ``what`` for a text that is none."""
     if isinstance(value, str):
         try:
             return ast.literal_eval(value)
@@ -89,14 +90,14 @@ class TravelQuery:
         days = _positive_int(data, "days")
         cities = _positive_int(data, "visiting_city_number")
         people = _positive_int(data, "people_number")
-        dates = _literal(data.get("date"), "date")
+        dates = python_literal(data.get("date"), "date")
         if not isinstance(dates, (list, tuple)) or not all(isinstance(d, str) for d in dates):
             raise ValueError(f"'date' must be a list of YYYY-MM-DD strings, got {data.get('date')!r}")
         try:
             budget = float(data.get("budget"))  # type: ignore[arg-type]
         except (TypeError, ValueError):
             raise ValueError(f"a travel query needs a numeric 'budget', got {data.get('budget')!r}") from None
-        raw = _literal(data.get("local_constraint") or {}, "local_constraint")
+        raw = python_literal(data.get("local_constraint") or {}, "local_constraint")
         if not isinstance(raw, Mapping):
             raise ValueError("'local_constraint' must be a dict (or its Python-literal text)")
         constraint = {key: raw.get(key) for key in CONSTRAINT_KEYS}

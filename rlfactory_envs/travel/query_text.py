@@ -52,6 +52,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from rlfactory_reward_models.travel_plan.query import CONSTRAINT_KEYS
+from rlfactory_tool_servers.travel_sandbox.store import FLIGHT_KEY_RE
 
 __all__ = ["CUISINES", "ReferenceKeys", "level_of", "parse_query_text", "parse_reference_keys"]
 
@@ -125,7 +126,6 @@ _DESTINATION_CUE_RE = re.compile(
 _STATE_CUE_RE = re.compile(r"\bcit(?:y|ies)\s+(?:in|within|across|of|throughout)\s+(?:the state of\s+)?$",
                            re.IGNORECASE)
 
-_FLIGHT_KEY_RE = re.compile(r"^Flight from (.+) to (.+) on (\d{4}-\d{2}-\d{2})$")
 _ROAD_KEY_RE = re.compile(r"^(?:Self-driving|Taxi) from (.+) to (.+)$")
 _PLACE_KEY_RE = re.compile(r"^(Accommodations|Attractions|Restaurants) in (.+)$")
 
@@ -158,7 +158,7 @@ def parse_reference_keys(keys: Sequence[str]) -> ReferenceKeys:
     places: dict[str, list[str]] = {"Accommodations": [], "Attractions": [], "Restaurants": []}
     for key in keys:
         key = str(key).strip()
-        if match := _FLIGHT_KEY_RE.match(key):
+        if match := FLIGHT_KEY_RE.match(key):
             flights.append((match[3], match[1].strip()))
         elif match := _ROAD_KEY_RE.match(key):
             roads.append(match[1].strip())

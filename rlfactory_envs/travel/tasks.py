@@ -31,7 +31,7 @@ from rlfactory_envs.kernel.task_files import ROW_FILE_SUFFIXES, Row, read_rows, 
 from rlfactory_envs.kernel.task_source import TaskSource
 from rlfactory_envs.travel.family import SAMPLE_DATABASE_DIR, SAMPLE_QUERIES_PATH
 from rlfactory_envs.travel.query_text import parse_query_text
-from rlfactory_reward_models.travel_plan.query import TravelQuery
+from rlfactory_reward_models.travel_plan.query import TravelQuery, python_literal
 from rlfactory_tool_servers.travel_sandbox.store import open_sandbox
 
 __all__ = ["SAMPLE_NAME", "SAMPLE_QUERIES_PATH", "CityStates", "load_gold_plans", "load_travel_tasks",
@@ -79,7 +79,8 @@ def load_gold_plans(path: str | os.PathLike[str]) -> list[list[dict[str, Any]]]:
         try:
             if not isinstance(row.data, Mapping) or row.data.get("messages") is None:
                 raise ValueError("expected a chat row {\"messages\": [...]}")
-            plan = _literal(_message(row.data["messages"], "assistant"), "the assistant message (the gold plan)")
+            plan = python_literal(_message(row.data["messages"], "assistant").strip(),
+                                  "the assistant message (the gold plan)")
             if not isinstance(plan, list) or not all(isinstance(day, dict) for day in plan):
                 raise ValueError("the assistant message is not a list of day dicts")
         except ValueError as exc:
@@ -154,18 +155,9 @@ def _row_id(data: Mapping[str, Any], default_id: str) -> str:
     return default_id
 
 
-def _literal(value: Any, what: str) -> Any:
-    if not isinstance(value, str):
-        return value
-    try:
-        return ast.literal_eval(value.strip())
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        raise ValueError(f"{what} is not a Python literal: {value.strip()[:80]!r}") from None
-
-
 def _message(messages: Any, role: str) -> str:
     """The content of the last ``role`` message of a chat (a list of messages or its JSON / Python-literal text)."""
-    messages = _literal(messages, "'messages'")
+    messages = python_literal(messages.strip() if isinstance(messages, str) else messages, "'messages'")
     if not isinstance(messages, Sequence) or isinstance(messages, str):
         raise ValueError("'messages' must be a list of chat messages")
     contents = [m.get("content") for m in messages if isinstance(m, Mapping) and m.get("role") == role]

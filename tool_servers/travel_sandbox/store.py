@@ -62,7 +62,8 @@ FLIGHTS = Table("flights", "flights/clean_Flights_2022.csv",
                  "DestCityName", "Distance"),
                 frozenset({"Price", "Distance"}), (("OriginCityName", "DestCityName", "FlightDate"), ("Flight Number",)))
 CITY_STATES_FILE = "background/citySet_with_states.txt"
-_FLIGHT_KEY_RE = re.compile(r"^Flight from (.+) to (.+) on (\d{4}-\d{2}-\d{2})$")
+FLIGHT_KEY_RE = re.compile(r"^Flight from (.+) to (.+) on (\d{4}-\d{2}-\d{2})$")
+"""A reference-information key that holds flights: ``"Flight from A to B on YYYY-MM-DD"``."""
 
 
 ROUTE_MODES = ("self-driving", "taxi")
@@ -142,7 +143,7 @@ def reference_flights(path: Path) -> Iterator[tuple[Any, ...]]:
             if not isinstance(entry, dict):
                 raise ValueError(f"{path}: line {number}: expected an object of reference entries")
             for key, rows in entry.items():
-                if not _FLIGHT_KEY_RE.match(str(key)) or not isinstance(rows, list):
+                if not FLIGHT_KEY_RE.match(str(key)) or not isinstance(rows, list):
                     continue  # "There is no flight from A to B on DATE." or another kind of entry
                 for row in rows:
                     values = tuple(row.get(column) for column in FLIGHTS.columns)
