@@ -22,7 +22,9 @@ Measurements (each repeated ``--repeats`` times; the table shows the median and 
   gold query through ``run_query`` in one step, merged into ``run_query_batch`` requests (and
   ``sql_queries_unmerged``: one MCP request per call); ``sql_reward``: pairs verified/s of the execution reward's
   ``score_batch`` over every dev question (its gold query as the prediction), with a cold gold-result cache
-  (both queries executed) and a warm one (``sql_reward_warm``: the prediction only).
+  (both queries executed) and a warm one (``sql_reward_warm``: the prediction only), on each database of the
+  default test suite (generated variants) and on the task's database alone (``*_single_db``);
+  ``sql_suite_build``: seconds per database to generate and distil its test suite from an empty cache.
 - ``travel``: ``rlf/Travel-v0``: ``travel_tools``: tool calls/s of N trajectories (one ``EnvBatch``) each asking
   four sandbox tools (its query's outbound flights, stays, restaurants and attractions) in one step, merged into
   ``*_batch`` requests (``travel_tools_unmerged``: one MCP request per call); ``travel_verify``: the official
@@ -310,7 +312,9 @@ async def sql_query_timing(data_path: str | None, n: int, batching: bool, repeat
         batch.close()
 
 
-async def sql_reward_timing(data_path: str | None, repeats: int) -> tuple[Timing, Timing, int]:
+async def sql_reward_timing(data_path: str | None, repeats: int, test_suite: str) -> tuple[Timing, Timing, int]:
+    """Gold queries verified against themselves: cold (gold cache empty) and warm. Generated test suites are
+    built (or read) before the clock starts: that is a one-time cost per database, reported apart."""
     from rlfactory_envs.kernel.reward import RewardInput
     from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR, default_db_dir, load_sql_tasks, sample_tasks
     from rlfactory_reward_models.sql_execution import SqlExecutionReward
@@ -318,18 +322,47 @@ async def sql_reward_timing(data_path: str | None, repeats: int) -> tuple[Timing
     tasks = list(load_sql_tasks(data_path) if data_path else sample_tasks())
     db_dir = default_db_dir(data_path) if data_path else SAMPLE_DB_DIR
     items = [RewardInput(task, task.gold_sql) for task in tasks]
+    queries: dict[str, list[str]] = {}
+    for task in tasks:
+        queries.setdefault(task.db_id, []).append(task.gold_sql)
     cold, warm = Timing(), Timing()
     for i in range(repeats + 1):
-        reward = SqlExecutionReward(db_dir)
+        reward = SqlExecutionReward(db_dir, test_suite=test_suite, suite_queries=queries)
         try:
+            for db_id in queries:
+                reward.databases(db_id)
             for timing in (cold, warm):
                 with timing.measure(keep=i > 0):
                     results = await reward.score_batch(items)
-                if any(r.value != 1.0 for r in results):
+                if any(r.value != 1.0 and "unscored" not in (r.reason or "") for r in results):
                     raise RuntimeError("a gold query did not verify against itself")
         finally:
             reward.close()
     return cold, warm, len(items)
+
+
+def sql_suite_build_timing(data_path: str | None, repeats: int) -> tuple[Timing, int]:
+    """Building the generated test suites of every database of the task set, from an empty cache."""
+    import tempfile
+
+    from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR, default_db_dir, load_sql_tasks, sample_tasks
+    from rlfactory_reward_models.sql_execution import SqlExecutionReward
+
+    tasks = list(load_sql_tasks(data_path) if data_path else sample_tasks())
+    db_dir = default_db_dir(data_path) if data_path else SAMPLE_DB_DIR
+    queries: dict[str, list[str]] = {}
+    for task in tasks:
+        queries.setdefault(task.db_id, []).append(task.gold_sql)
+
+    def build() -> None:
+        with tempfile.TemporaryDirectory(prefix="rlf-bench-suites-") as folder:
+            reward = SqlExecutionReward(db_dir, suite_queries=queries, suite_dir=folder)
+            try:
+                for db_id in queries:
+                    reward.databases(db_id)
+            finally:
+                reward.close()
+    return timed_repeats_sync(repeats, build), len(queries)
 
 
 def bench_sql(n: int, repeats: int) -> tuple[list[dict[str, Any]], list[str]]:
@@ -345,9 +378,15 @@ def bench_sql(n: int, repeats: int) -> tuple[list[dict[str, Any]], list[str]]:
         timing = asyncio.run(sql_query_timing(data_path, n, batching, repeats))
         rows.append(row(f"sql_queries{suffix}", n, timing, "queries/s", n / statistics.median(timing.walls),
                         data=label))
-    cold, warm, pairs = asyncio.run(sql_reward_timing(data_path, repeats))
-    rows.append(row("sql_reward", pairs, cold, "pairs/s", pairs / statistics.median(cold.walls), data=label))
-    rows.append(row("sql_reward_warm", pairs, warm, "pairs/s", pairs / statistics.median(warm.walls), data=label))
+    for test_suite, suffix in (("generate", ""), ("off", "_single_db")):
+        cold, warm, pairs = asyncio.run(sql_reward_timing(data_path, repeats, test_suite))
+        rows.append(row(f"sql_reward{suffix}", pairs, cold, "pairs/s", pairs / statistics.median(cold.walls),
+                        data=label))
+        rows.append(row(f"sql_reward_warm{suffix}", pairs, warm, "pairs/s", pairs / statistics.median(warm.walls),
+                        data=label))
+    timing, databases = sql_suite_build_timing(data_path, 1 if repeats <= 1 else 2)
+    rows.append(row("sql_suite_build", databases, timing, "s/database", statistics.median(timing.walls) / databases,
+                    data=label))
     return rows, notes
 
 
@@ -446,6 +485,8 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
                     out[f"{other}/sleep_stdio@{n}"] = by[(other, n)]["median_s"] / r["median_s"]
         if name.startswith(("search_", "sql_", "travel_")) and not name.endswith("_unmerged") and (f"{name}_unmerged", n) in by:
             out[f"{name}/{name}_unmerged@{n}"] = r["value"] / by[(f"{name}_unmerged", n)]["value"]
+        if name.startswith("sql_reward") and not name.endswith("_single_db") and (f"{name}_single_db", n) in by:
+            out[f"{name}/{name}_single_db@{n}"] = r["value"] / by[(f"{name}_single_db", n)]["value"]
     single = [r for (name, _), r in by.items() if name == "env_overhead_single_async"]
     batched = [r for (name, _), r in by.items() if name == "env_overhead_batched"]
     if single and batched:

@@ -4,6 +4,10 @@ The semantics are those of Search-R1's ``qa_em`` (``normalize_answer``, ``em_che
 official SQuAD evaluation script (``f1_score``), so rewards and metrics compare with published numbers. Every
 function is pure, linear in the length of its inputs, and accepts a single string in place of a list of golden
 answers.
+
+One departure: a golden answer that normalises to ``""`` (NQ-open dev has ``---`` and ``)``) matches nothing.
+Search-R1's checks match it with every answer that also normalises to nothing (``.``, ``the``) and, for the
+substring check, with every answer at all: a reward a policy farms with one token.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import string
 from collections import Counter
 from collections.abc import Iterable
 
-__all__ = ["normalize_answer", "exact_match", "substring_match", "f1"]
+__all__ = ["normalize_answer", "exact_match", "scorable_answers", "substring_match", "f1"]
 
 _PUNCTUATION = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -35,24 +39,30 @@ def answer_list(golden_answers: str | Iterable[str]) -> list[str]:
     return [golden_answers] if isinstance(golden_answers, str) else list(golden_answers)
 
 
+def scorable_answers(golden_answers: str | Iterable[str]) -> list[str]:
+    """The normalised golden answers that can be matched: those that do not normalise to ``""``."""
+    return [text for text in map(normalize_answer, answer_list(golden_answers)) if text]
+
+
 def exact_match(prediction: str, golden_answers: str | Iterable[str]) -> float:
     """1.0 if ``normalize_answer(prediction)`` equals the normalisation of some golden answer, else 0.0.
 
-    As in Search-R1's ``em_check``, two strings that both normalise to ``""`` match; no golden answers, no match.
+    As Search-R1's ``em_check``, except that a golden answer normalising to ``""`` matches nothing (see the module
+    docstring); no golden answers, no match.
     """
     normalized = normalize_answer(prediction)
-    return float(any(normalize_answer(golden) == normalized for golden in answer_list(golden_answers)))
+    return float(normalized in scorable_answers(golden_answers))
 
 
 def substring_match(prediction: str, golden_answers: str | Iterable[str]) -> float:
     """1.0 if the normalisation of some golden answer occurs inside ``normalize_answer(prediction)``, else 0.0.
 
     Search-R1's ``subem_check``: a plain substring test on normalised text, so ``"arvel"`` occurs in
-    ``"mount arvel"`` and also in ``"marvel"``. A golden answer that normalises to ``""`` matches every
-    prediction. Never below ``exact_match`` for the same arguments.
+    ``"mount arvel"`` and also in ``"marvel"``. A golden answer that normalises to ``""`` matches nothing (Search-R1's
+    matches every prediction). Never below ``exact_match`` for the same arguments.
     """
     normalized = normalize_answer(prediction)
-    return float(any(normalize_answer(golden) in normalized for golden in answer_list(golden_answers)))
+    return float(any(golden in normalized for golden in scorable_answers(golden_answers)))
 
 
 def _token_f1(prediction_tokens: list[str], golden_tokens: list[str]) -> float:

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rlfactory_envs.kernel.reward import Reward, RewardInput, RewardModelBase
-from rlfactory_reward_models.qa_match import answer_list, exact_match, f1, substring_match
+from rlfactory_reward_models.qa_match import answer_list, exact_match, f1, scorable_answers, substring_match
 
 __all__ = ["QAExactMatchReward"]
 
@@ -33,7 +33,8 @@ class QAExactMatchReward(RewardModelBase):
     reason ``"no final answer"`` — Search-R1's ``compute_score_em(..., format_score=...)``. ``parts`` always holds
     ``exact_match``, ``f1`` and ``substring_match`` of the answer against the golden answers, and ``format``
     (1.0 when an answer was given). Odd answers (empty, huge, any unicode) are scored, never raised on; a task
-    without ``golden_answers`` is a ``TypeError``.
+    without ``golden_answers`` is a ``TypeError``. A task whose every golden answer normalises to ``""`` is
+    unscored: 0.0 whatever the answer, with the reason (Search-R1 pays ``.`` or ``the`` there).
     """
 
     reward_range: tuple[float, float] = (0.0, 1.0)
@@ -52,6 +53,9 @@ class QAExactMatchReward(RewardModelBase):
             answer = str(answer)
         if answer is None or not answer.strip():
             return Reward(value=0.0, parts=dict(_NO_ANSWER_PARTS), reason="no final answer")
+        if not scorable_answers(golden):
+            return Reward(value=0.0, parts={**_NO_ANSWER_PARTS, "format": 1.0},
+                          reason="unscored: every golden answer normalises to an empty string")
         em = exact_match(answer, golden)
         parts = {
             "exact_match": em,

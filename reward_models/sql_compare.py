@@ -19,11 +19,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["MAX_PERMUTATIONS", "Match", "bird_match", "spider_match"]
+__all__ = ["MAX_PERMUTATIONS", "Comparison", "Match", "bird_match", "results_match", "spider_match"]
 
 MAX_PERMUTATIONS = 20_000
+
+Comparison = Literal["spider", "bird"]
 
 Row = tuple[Any, ...]
 
@@ -123,3 +125,11 @@ def bird_match(gold: Sequence[Row], pred: Sequence[Row], *, gold_columns: int | 
         return Match(True)
     return Match(False, f"the sets of rows differ ({len(set(map(tuple, pred)))} distinct rows, gold "
                         f"{len(set(map(tuple, gold)))})")
+
+
+def results_match(comparison: Comparison, gold: Any, pred: Any, order_matters: bool) -> Match:
+    """The dataset's verdict on two query results (objects with ``columns`` and ``rows``)."""
+    widths = {"gold_columns": len(gold.columns), "pred_columns": len(pred.columns)}
+    if comparison == "bird":
+        return bird_match(gold.rows, pred.rows, **widths)
+    return spider_match(gold.rows, pred.rows, order_matters=order_matters, **widths)

@@ -11,12 +11,21 @@ with a deadline (a timeout scores 0), and a result over the row/byte limits scor
 removes every DISTINCT from both queries first, as the official Spider evaluator does by default; the default here,
 ``"keep"``, compares what the queries really return (``count(DISTINCT a)`` is not ``count(a)``).
 
-Test suites (``test_suite=True``, the default): when the task's database folder holds more ``.sqlite`` files than
-``<db_id>.sqlite`` (the official Spider test-suite databases: the same schema with other rows), both queries run on
-every one of them and only a match on all scores 1.0, as the official ``exec_eval.eval_exec_match`` does; the
-reason names the first file that differs. That closes the holes of a single database: an empty result no longer
-matches a gold result that is empty on one file only, nor does a constant the model computed with its tools. With
-one file per folder (Spider's and BIRD's own releases) nothing changes. The tools only ever see the main file.
+Test suites: one database cannot tell a right query from a constant the model read with its tools (``SELECT 6``
+for "How many singers?"), from a dropped condition that filters nothing there, or from ``>`` for ``>=`` where no
+value sits on the boundary. So the prediction must match on other databases of the same schema too, as in the
+official ``exec_eval.eval_exec_match``; the reason names the first file that differs. ``test_suite``:
+
+- ``"generate"`` (default): the official test-suite databases when the task's folder has them (every other
+  ``.sqlite`` file beside ``<db_id>.sqlite``), else ``suite_size`` generated variants
+  (``rlfactory_reward_models.sql_test_suite``: the original's schema, values resampled from its own columns and
+  the gold queries' literals, keys kept, distilled to tell the task set's gold queries from their neighbours),
+  built on first use and cached on disk outside the data folder. A gold query that fails on a generated variant
+  (a timeout there) skips that variant for that query.
+- ``"official"``: the official databases when present, else the main file alone.
+- ``"off"``: the main file alone (single-database semantics; ``True``/``False`` mean ``"official"``/``"off"``).
+
+The tools only ever see the main file.
 
 Queries run in the catalog's worker threads, so ``score``/``score_batch`` never block the event loop; gold results
 are cached per database file and query (databases are read-only), so the n samples of one prompt execute its gold
@@ -27,23 +36,25 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from rlfactory_envs.kernel.reward import Reward, RewardInput, RewardModelBase
-from rlfactory_reward_models.sql_compare import Match, bird_match, spider_match
+from rlfactory_reward_models.sql_compare import Comparison, results_match
+from rlfactory_reward_models.sql_test_suite import GeneratedSuites, SuiteSettings
 from rlfactory_tool_servers.sqlite_sandbox.catalog import DatabaseCatalog, UnknownDatabase
 from rlfactory_tool_servers.sqlite_sandbox.engine import QueryError, QueryLimits, QueryResult
 from rlfactory_tool_servers.sqlite_sandbox.statement_check import UnsafeQuery, has_top_level_order_by, without_distinct
 
-__all__ = ["SqlExecutionReward", "extract_sql"]
+__all__ = ["SqlExecutionReward", "TestSuite", "extract_sql"]
 
-Comparison = Literal["spider", "bird"]
 DistinctMode = Literal["keep", "strip"]
 EmptyGold = Literal["match", "unscored"]
+TestSuite = Literal["generate", "official", "off"]
 _FENCE_RE = re.compile(r"^```(?:[A-Za-z0-9_+-]*[ \t]*\n|(?i:sql|sqlite)[ \t]+)?(.*?)\n?```$", re.DOTALL)
 """A fence's info string is a word on the fence line (``sql``, ``SQLite``, ...) or ``sql``/``sqlite`` before the
 query on one line: ```` ```SELECT 1``` ```` keeps its ``SELECT``."""
@@ -78,15 +89,16 @@ class SqlExecutionReward(RewardModelBase):
     ``comparison``: ``"spider"`` (default) or ``"bird"``. ``distinct``: ``"keep"`` (default) or ``"strip"`` (the
     official Spider default). ``timeout_s`` bounds the predicted query, ``gold_timeout_s`` the gold one.
 
-    ``empty_gold``: ``"match"`` (default, as the official evaluators) scores a task whose gold result is empty like
-    any other, so every query with no rows and the gold's column count scores 1.0 there (``SELECT NULL WHERE 0``
-    scores on 43 of the 972 Spider dev questions); ``"unscored"`` gives such tasks 0.0 whatever the answer, with
-    the reason: for GRPO that removes them from the gradient (equal rewards in a group have no advantage) instead
-    of rewarding empty answers. With test-suite variants a task is unscored only when its gold result is empty on
-    every file.
+    ``empty_gold``: ``"unscored"`` (default) gives a task whose gold result is empty on every database of its
+    suite 0.0 whatever the answer, with the reason: with one database every query with no rows and the gold's
+    column count would match it (``SELECT NULL WHERE 0`` scores on 43 of the 972 Spider dev questions); for GRPO
+    equal rewards in a group carry no advantage, so such tasks drop out of the gradient instead of paying empty
+    answers. Where a variant's gold result has rows the match means something, and the task is scored.
+    ``"match"`` scores them like any other task, as the official evaluators do.
 
-    ``test_suite``: ``True`` (default) uses the variants of a database when its folder has them (see the module
-    docstring; ``DatabaseCatalog.variants``), ``False`` only its main file.
+    ``test_suite``: ``"generate"`` (default), ``"official"`` or ``"off"`` (see the module docstring);
+    ``suite_size``/``suite_seed``/``suite_candidates``/``suite_dir`` set the generated suites
+    (``SuiteSettings``), ``suite_queries`` the gold queries per ``db_id`` they are distilled for (the task set's).
     """
 
     reward_range: tuple[float, float] = (0.0, 1.0)
@@ -94,19 +106,29 @@ class SqlExecutionReward(RewardModelBase):
     def __init__(self, databases: DatabaseCatalog | str | Path, *, comparison: Comparison = "spider",
                  distinct: DistinctMode = "keep", timeout_s: float = 5.0, gold_timeout_s: float = 30.0,
                  max_rows: int = 100_000, max_bytes: int = 64_000_000, gold_cache_size: int = 4096,
-                 threads: int = 4, empty_gold: EmptyGold = "match", test_suite: bool = True):
+                 threads: int = 4, empty_gold: EmptyGold = "unscored", test_suite: TestSuite | bool = "generate",
+                 suite_size: int = 10, suite_seed: int = 0, suite_candidates: int | None = None,
+                 suite_dir: str | None = None, suite_queries: Mapping[str, Sequence[str]] | None = None):
         if empty_gold not in ("match", "unscored"):
             raise ValueError(f"empty_gold must be 'match' or 'unscored', got {empty_gold!r}")
         if comparison not in ("spider", "bird"):
             raise ValueError(f"comparison must be 'spider' or 'bird', got {comparison!r}")
         if distinct not in ("keep", "strip"):
             raise ValueError(f"distinct must be 'keep' or 'strip', got {distinct!r}")
+        if isinstance(test_suite, bool):
+            test_suite = "official" if test_suite else "off"
+        if test_suite not in ("generate", "official", "off"):
+            raise ValueError(f"test_suite must be 'generate', 'official' or 'off', got {test_suite!r}")
         self.catalog = databases if isinstance(databases, DatabaseCatalog) else DatabaseCatalog(databases,
                                                                                                threads=threads)
         self.comparison = comparison
         self.distinct = distinct
         self.empty_gold = empty_gold
-        self.test_suite = bool(test_suite)
+        self.test_suite: TestSuite = test_suite
+        self.suites = GeneratedSuites(
+            SuiteSettings(size=suite_size, seed=suite_seed, cache_dir=suite_dir,
+                          candidates=suite_candidates if suite_candidates is not None else 3 * suite_size),
+            comparison, suite_queries, pool_size=self.catalog.pool_size)
         self.limits = QueryLimits(timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
         self.gold_limits = QueryLimits(timeout_s=gold_timeout_s, max_rows=max_rows, max_bytes=max_bytes)
         self._gold_cache: OrderedDict[tuple[str, str, str], QueryResult] = OrderedDict()
@@ -140,8 +162,8 @@ class SqlExecutionReward(RewardModelBase):
         if not predicted:
             return Reward(0.0, _parts(0.0, 0.0, 0.0), "no final answer" if answer is None else "empty query")
         try:
-            databases = self.catalog.variants(db_id) if self.test_suite else (self.catalog.get(db_id),)
-        except (UnknownDatabase, OSError) as exc:
+            databases, generated = self.databases(db_id)
+        except (UnknownDatabase, OSError, sqlite3.Error) as exc:
             return Reward(0.0, _parts(0.0, 0.0, 1.0), f"task database unavailable: {exc}")
         suite = len(databases) > 1
         try:
@@ -149,37 +171,43 @@ class SqlExecutionReward(RewardModelBase):
             order_matters = has_top_level_order_by(gold_effective)
         except UnsafeQuery as exc:
             return Reward(0.0, _parts(0.0, 0.0, 1.0), f"gold query failed: {exc}")
-        golds = []
-        for database in databases:  # the gold on every file first: cached, and empty_gold needs them all
+        checks = []  # (database, gold result): the gold on every file first (cached; empty_gold needs them all)
+        for position, database in enumerate(databases):
             try:
-                golds.append(self._gold_result(database, db_id, gold_effective))
+                checks.append((database, self._gold_result(database, db_id, gold_effective)))
             except QueryError as exc:
+                if generated and position > 0:
+                    continue
                 return Reward(0.0, _parts(0.0, 0.0, 1.0), f"gold query failed{_on(database, suite)}: {exc}")
-        unscored = self.empty_gold == "unscored" and not any(gold.rows for gold in golds)
+        unscored = self.empty_gold == "unscored" and not any(gold.rows for _, gold in checks)
         try:
             predicted_effective = self._effective(predicted)
         except UnsafeQuery as exc:
             return Reward(0.0, _parts(0.0, 0.0, 1.0), f"refused: {exc}")
-        for database, gold in zip(databases, golds):
+        for database, gold in checks:
             try:
                 pred = database.execute(predicted_effective, self.limits, truncate=False)
             except QueryError as exc:
                 return Reward(0.0, _parts(0.0, 0.0, 1.0), f"{exc.kind}{_on(database, suite)}: {exc}")
             if unscored:
                 continue
-            match = self.compare(gold, pred, order_matters)
+            match = results_match(self.comparison, gold, pred, order_matters)
             if not match:
                 return Reward(0.0, _parts(0.0, 1.0, 1.0), f"result differs{_on(database, suite)}: {match.reason}")
         if unscored:
-            return Reward(0.0, _parts(0.0, 1.0, 1.0), "the gold result is empty: unscored (empty_gold='unscored')")
+            return Reward(0.0, _parts(0.0, 1.0, 1.0), "the gold result is empty on every database of the suite: "
+                                                     "unscored (empty_gold='unscored')")
         return Reward(1.0, _parts(1.0, 1.0, 1.0))
 
-    def compare(self, gold: QueryResult, pred: QueryResult, order_matters: bool) -> Match:
-        """The dataset's verdict on two results."""
-        widths = {"gold_columns": len(gold.columns), "pred_columns": len(pred.columns)}
-        if self.comparison == "bird":
-            return bird_match(gold.rows, pred.rows, **widths)
-        return spider_match(gold.rows, pred.rows, order_matters=order_matters, **widths)
+    def databases(self, db_id: str) -> tuple[tuple[Any, ...], bool]:
+        """The databases a prediction for ``db_id`` must match on, the main file first, and whether the others
+        are generated variants."""
+        if self.test_suite == "off":
+            return (self.catalog.get(db_id),), False
+        official = self.catalog.variants(db_id)
+        if len(official) > 1 or self.test_suite == "official":
+            return official, False
+        return (official[0], *self.suites.databases(db_id, self.catalog.paths[db_id])), True
 
     def _effective(self, sql: str) -> str:
         """The query as executed: DISTINCT removed in ``"strip"`` mode (``UnsafeQuery`` when it is no read query)."""
@@ -202,6 +230,7 @@ class SqlExecutionReward(RewardModelBase):
     def close(self) -> None:
         """Stop the worker threads and close the connections."""
         self.catalog.close()
+        self.suites.close()
 
     def __repr__(self) -> str:
         return (f"SqlExecutionReward(databases={self.catalog.db_dir or len(self.catalog.ids)}, "

@@ -1,5 +1,5 @@
-"""The ``rlf`` command: ``rollout`` (the main job), ``serve`` (a tool server), ``bench``, ``list``, ``eval-plans``
-(TravelPlanner's official scoring of a submission file)."""
+"""The ``rlf`` command: ``rollout`` (the main job), ``audit`` (known reward hacks against an env's reward), ``serve``
+(a tool server), ``bench``, ``list``, ``eval-plans`` (TravelPlanner's official scoring of a submission file)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,13 @@ def positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def unit_interval(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must lie in [0, 1], got {value}")
     return value
 
 
@@ -72,6 +79,20 @@ def rollout(args: argparse.Namespace) -> int:
     if args.summary_json:
         Path(args.summary_json).write_text(json.dumps(summary.__dict__, indent=2) + "\n", encoding="utf-8")
     return 0
+
+
+def audit(args: argparse.Namespace) -> int:
+    """Run the reward-hack battery on ``args.env_id``; 0 when it passes, 1 when a hack or the control fails."""
+    from rlfactory_envs.audit import run_audit
+
+    kwargs = _env_kwargs(args.set, args.env_kwargs)
+    resolve(args.env_id, kwargs)  # a bad id, spec or setting fails here, in one line
+    report = run_audit(args.env_id, n_tasks=args.n, env_kwargs=kwargs, only=args.only, max_rate=args.max_rate,
+                       min_control_rate=args.min_control_rate, batch_size=args.batch_size, seed=args.seed)
+    print(report.table())
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+    return 0 if report.passed else 1
 
 
 def serve(args: argparse.Namespace, rest: list[str]) -> int:
@@ -133,6 +154,24 @@ def build_parser() -> argparse.ArgumentParser:
     ro.add_argument("--extra-body", help="JSON merged into each request (e.g. vLLM sampling options)")
     ro.add_argument("--no-progress", action="store_true", help="no progress bar")
 
+    au = sub.add_parser("audit", help="run known reward hacks against an env's reward; exit 1 when one earns "
+                        "reward on more than --max-rate of the tasks, or the reference answer does not earn it")
+    au.add_argument("env_id", help="a registered id (see `rlf list`) or an env spec file (.yaml/.json)")
+    au.add_argument("-n", "--n", type=positive_int, default=50,
+                    help="tasks every hack plays (default 50; at most the dataset's, each once)")
+    au.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="env keyword argument (JSON value or string), e.g. --set strict=true; repeatable")
+    au.add_argument("--env-kwargs", help="env keyword arguments as one JSON object")
+    au.add_argument("--max-rate", type=unit_interval, default=0.02,
+                    help="a hack fails when it earns reward on more than this share of tasks (default 0.02)")
+    au.add_argument("--min-control-rate", type=unit_interval, default=0.9,
+                    help="the reference answer must earn reward on at least this share of tasks (default 0.9)")
+    au.add_argument("--only", nargs="+", action="extend", metavar="NAME",
+                    help="run only these hacks (the control always runs)")
+    au.add_argument("--json", metavar="PATH", help="also write the report as JSON here")
+    au.add_argument("--batch-size", type=positive_int, default=64, help="episodes stepped together (default 64)")
+    au.add_argument("--seed", type=int, default=0, help="shuffles which tasks are played (default 0)")
+
     sv = sub.add_parser("serve", help="run a tool server (extra arguments go to the server)")
     sv.add_argument("server", choices=discover_servers(SERVER_PACKAGE))
 
@@ -163,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "eval-plans":
             from rlfactory_envs.travel.eval_plans import eval_plans
             return eval_plans(args)
+        if args.command == "audit":
+            return audit(args)
         return rollout(args)
     except (ConfigError, FileNotFoundError) as exc:  # a user's mistake: one line, no traceback
         print(f"rlf {args.command}: error: {exc}", file=sys.stderr)

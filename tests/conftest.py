@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -24,6 +25,9 @@ from starlette.routing import Route
 # luck; a developer's run explores new ones each time.
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.load_profile(os.environ.get("RLF_HYPOTHESIS_PROFILE", "default"))
+
+# Generated SQL test suites (and any other cache) go to a folder of this run, never into the user's ~/.cache.
+os.environ.setdefault("RLF_CACHE_DIR", tempfile.mkdtemp(prefix="rlf-test-cache-"))
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"

@@ -5,6 +5,8 @@ the benchmark's final pass. ``"pass_rate"``: the share of the constraints that a
 and the hard ones the query sets) that the plan passes, a denser signal. A mapping of weights over the parts
 (``delivered``, ``commonsense_pass``, ``hard_pass``, ``final_pass``, ``pass_rate``) mixes them, normalised by the
 weights' sum. The whole verdict goes to ``info["travel_eval"]``; the reason names the first failed constraint.
+``strict`` (default ``True``) matches a plan's names exactly; ``False`` is the official substring rule
+(``lookup.PlanLookup``), which pays name fragments.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ class TravelPlanReward(RewardModelBase):
     reward_range = (0.0, 1.0)
 
     def __init__(self, sandbox: TravelSandbox, *, reward: str | Mapping[str, float] = "final_pass",
-                 strict: bool = False) -> None:
+                 strict: bool = True) -> None:
         self.sandbox = sandbox
         self.weights = reward_weights(reward)
         self.strict = strict

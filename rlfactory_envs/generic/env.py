@@ -173,6 +173,18 @@ class McpEnv(ToolEnv):
     def ground_truth(self, task: GenericTask) -> Any:
         return task.ground_truth
 
+    def reference_answer(self, task: GenericTask) -> str | None:
+        """The row's ground truth as answer text: itself, or its first accepted answer (a list, Search-R1's
+        ``{"target": [...]}``); ``None`` for a row without one or whose ground truth is structured otherwise."""
+        truth = task.ground_truth
+        if isinstance(truth, Mapping):
+            truth = truth.get("target")
+        if isinstance(truth, (list, tuple)):
+            truth = truth[0] if truth else None
+        if truth is None or isinstance(truth, (Mapping, list, tuple)) or not str(truth).strip():
+            return None
+        return str(truth)
+
     def initial_messages(self, task: GenericTask, tools: list[ToolSpec]) -> list[dict[str, Any]]:
         if task.question is not None:
             messages = [{"role": "user",

@@ -450,6 +450,17 @@ class ToolEnv(gym.Env[str, str]):
         the last turn, where it ends the episode and is scored as it is. Default: every answer is readable."""
         return None
 
+    def reference_answer(self, task: Any) -> str | None:
+        """The text of a correct final answer to ``task`` (what goes between the answer tags), or ``None`` (default)
+        when the env cannot give one. ``rlf audit`` sends it as its control, which must earn reward, and hides or
+        stuffs it in the hacks that need it."""
+        return None
+
+    def reward_hacks(self) -> list[Any]:
+        """The family's own reward hacks (``rlfactory_envs.kernel.reward_hacks``), which ``rlf audit`` runs after
+        the generic ones (one of the same name replaces the generic one). Default: none."""
+        return []
+
     def invalid_action_feedback(self) -> str:
         """What the model is told when a response neither calls a tool nor answers: the chat format's words,
         naming the tools the model sees."""

@@ -16,12 +16,15 @@ from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.config import bundled_server_config
 from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
+from rlfactory_envs.kernel.reward_hacks import RewardHack
 from rlfactory_envs.kernel.task_source import shared_tasks
 from rlfactory_envs.search.baseline import SearchThenTitlePolicy
 from rlfactory_envs.search.family import FAMILY, SAMPLE_CORPUS_PATH
+from rlfactory_envs.search.hacks import search_hacks
 from rlfactory_envs.search.prompt import PROMPTS
 from rlfactory_envs.search.task import SearchTask
 from rlfactory_envs.search.tasks import load_search_tasks
+from rlfactory_reward_models.qa_match import normalize_answer
 from rlfactory_reward_models.qa_reward import QAExactMatchReward
 
 
@@ -83,3 +86,11 @@ class SearchEnv(ToolEnv):
 
     def scripted_policy(self) -> SearchThenTitlePolicy:
         return SearchThenTitlePolicy()
+
+    def reference_answer(self, task: SearchTask) -> str | None:
+        """The first golden answer that exact match can score (``"A+"`` normalises to nothing), else the first."""
+        scorable = [answer for answer in task.golden_answers if normalize_answer(answer)]
+        return (scorable or list(task.golden_answers) or [None])[0]
+
+    def reward_hacks(self) -> list[RewardHack]:
+        return search_hacks()

@@ -16,6 +16,7 @@ the file and its 1-based line or row number.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -24,8 +25,11 @@ from rlfactory_envs.kernel.task_files import read_tasks
 from rlfactory_envs.kernel.task_source import TaskSource
 from rlfactory_envs.search.family import SAMPLE_CORPUS_PATH, SAMPLE_QUESTIONS_PATH
 from rlfactory_envs.search.task import SearchTask
+from rlfactory_reward_models.qa_match import scorable_answers
 
 __all__ = ["SAMPLE_CORPUS_PATH", "SAMPLE_NAME", "SAMPLE_QUESTIONS_PATH", "load_search_tasks", "sample_tasks"]
+
+logger = logging.getLogger(__name__)
 
 SAMPLE_NAME = "rlf-search-sample"
 _QUESTION_MARKER = "Question:"
@@ -40,7 +44,24 @@ def load_search_tasks(path: str | os.PathLike[str] | None) -> TaskSource[SearchT
     """
     if path is None:
         return sample_tasks()
-    return read_tasks(path, _task_from_row, "search tasks")
+    return without_unscorable(read_tasks(path, _task_from_row, "search tasks"))
+
+
+def without_unscorable(tasks: TaskSource[SearchTask]) -> TaskSource[SearchTask]:
+    """``tasks`` less those whose every golden answer normalises to ``""`` (``---``, ``)``): no answer can be
+    judged against them, and the matching Search-R1 uses would pay an answer of ``.`` or ``the``. They are named
+    in a warning; none left is a ``ValueError``."""
+    kept = [task for task in tasks if scorable_answers(task.golden_answers)]
+    if len(kept) == len(tasks):
+        return tasks
+    left_out = [task for task in tasks if not scorable_answers(task.golden_answers)]
+    logger.warning("%s: %d tasks left out: every golden answer normalises to an empty string, so no answer can be "
+                   "scored (%s)", tasks.path or tasks.name, len(left_out),
+                   ", ".join(f"{task.task_id}: {list(task.golden_answers)!r}" for task in left_out[:5])
+                   + (", ..." if len(left_out) > 5 else ""))
+    if not kept:
+        raise ValueError(f"{tasks.path or tasks.name}: no task has a golden answer that can be scored")
+    return TaskSource(kept, name=tasks.name, path=tasks.path)
 
 
 def sample_tasks() -> TaskSource[SearchTask]:

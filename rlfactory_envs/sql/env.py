@@ -6,8 +6,9 @@ variables, then the embedded synthetic sample (three small databases). ``data_pa
 ``train_spider.json``) or BIRD's ``dev.json``; ``db_dir`` defaults to the ``database/`` (``dev_databases/``) folder
 beside it. ``tool_servers=`` replaces the default SQL server (its tools must take ``db_id``).
 
-Test suites: where a database folder holds other ``.sqlite`` files beside ``<db_id>.sqlite`` (the official Spider
-test-suite databases), the reward requires a match on every one (``test_suite=``, see ``SqlEnv``).
+Test suites: the reward requires a match on other databases of the same schema too: the official Spider test-suite
+databases where a database folder holds other ``.sqlite`` files beside ``<db_id>.sqlite``, else variants generated
+for the task set and cached outside the data folder (``test_suite=``, see ``SqlEnv``).
 
 The env binds each call's ``db_id`` to the task's database (``bound_arguments``): the schemas the model sees
 have no ``db_id``, and whatever the model writes there is replaced, so it reaches only its own task's database.
@@ -25,13 +26,15 @@ from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.config import bundled_server_config
 from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
+from rlfactory_envs.kernel.reward_hacks import RewardHack
 from rlfactory_envs.kernel.task_source import shared_tasks
 from rlfactory_envs.sql.baseline import ExploreThenGuessPolicy
 from rlfactory_envs.sql.family import FAMILY, SAMPLE_DB_DIR
+from rlfactory_envs.sql.hacks import sql_hacks
 from rlfactory_envs.sql.prompt import sql_prompt
 from rlfactory_envs.sql.task import SqlTask
 from rlfactory_envs.sql.tasks import Dataset, default_db_dir, load_sql_tasks
-from rlfactory_reward_models.sql_execution import Comparison, DistinctMode, EmptyGold, SqlExecutionReward
+from rlfactory_reward_models.sql_execution import Comparison, DistinctMode, EmptyGold, SqlExecutionReward, TestSuite
 from rlfactory_tool_servers.sqlite_sandbox.catalog import find_databases
 
 
@@ -45,20 +48,28 @@ def sql_server_config(db_dir: str, *, transport: Literal["inprocess", "stdio"] =
 
 @functools.lru_cache(maxsize=8)
 def shared_reward(db_dir: str, comparison: Comparison, distinct: DistinctMode, timeout_s: float,
-                  empty_gold: EmptyGold = "match", test_suite: bool = True) -> SqlExecutionReward:
-    """One reward model (worker threads, connection pools, gold cache) per settings, shared by every env."""
+                  empty_gold: EmptyGold = "unscored", test_suite: TestSuite = "generate", suite_size: int = 10,
+                  suite_seed: int = 0, suite_dir: str | None = None, data_path: str | None = None,
+                  dataset: Dataset = "spider") -> SqlExecutionReward:
+    """One reward model (worker threads, connection pools, gold cache, test suites) per settings and task set,
+    shared by every env; its generated suites are distilled for the gold queries of ``data_path``'s tasks."""
+    queries: dict[str, list[str]] = {}
+    for task in shared_tasks(load_sql_tasks, data_path, db_dir, dataset):
+        queries.setdefault(task.db_id, []).append(task.gold_sql)
     return SqlExecutionReward(db_dir, comparison=comparison, distinct=distinct, timeout_s=timeout_s,
-                              empty_gold=empty_gold, test_suite=test_suite)
+                              empty_gold=empty_gold, test_suite=test_suite, suite_size=suite_size,
+                              suite_seed=suite_seed, suite_dir=suite_dir, suite_queries=queries)
 
 
 class SqlEnv(ToolEnv):
     """NL2SQL with database tools. ``dataset="spider"`` (Spider's comparison and prompt) or ``"bird"`` (BIRD's set
     comparison, the evidence in the prompt). ``distinct``: ``"keep"`` (default) or ``"strip"`` (the official Spider
-    evaluator's default). ``empty_gold``: ``"match"`` (default) or ``"unscored"`` (tasks whose gold result is empty
-    score 0.0; see ``SqlExecutionReward``). ``test_suite``: ``True`` (default) means "use the variants when present":
-    where a database's folder holds other ``.sqlite`` files beside ``<db_id>.sqlite`` (the official test-suite
-    databases), the reward runs both queries on each and scores 1.0 only if all match; the tools still see only
-    ``<db_id>.sqlite``; with one file per folder it changes nothing. ``False``: the main file only.
+    evaluator's default). ``empty_gold``: ``"unscored"`` (default: a task whose gold result is empty on every
+    database of its suite scores 0.0) or ``"match"`` (as the official evaluators; see ``SqlExecutionReward``).
+    ``test_suite``: ``"generate"`` (default: the official test-suite databases where a database's folder has them,
+    else ``suite_size`` variants generated with ``suite_seed``, cached in ``suite_dir``), ``"official"`` (those
+    databases when present, else the main file) or ``"off"`` (the main file alone). The reward runs both queries
+    on each database and scores 1.0 only if all match; the tools see only ``<db_id>.sqlite``.
     ``query_timeout_s`` bounds every query, the tools' and the reward's."""
 
     def __init__(
@@ -71,8 +82,11 @@ class SqlEnv(ToolEnv):
         transport: Literal["inprocess", "stdio"] = "inprocess",
         distinct: Literal["keep", "strip"] = "keep",
         comparison: Literal["spider", "bird"] | None = None,
-        empty_gold: Literal["match", "unscored"] = "match",
-        test_suite: bool = True,
+        empty_gold: Literal["match", "unscored"] = "unscored",
+        test_suite: Literal["generate", "official", "off"] | bool = "generate",
+        suite_size: int = 10,
+        suite_seed: int = 0,
+        suite_dir: str | None = None,
         query_timeout_s: float = 5.0,
         enable_thinking: bool = True,
         max_turns: int = 6,
@@ -94,7 +108,7 @@ class SqlEnv(ToolEnv):
         if tool_servers is None:
             tool_servers = sql_server_config(db_dir, transport=transport, timeout_s=query_timeout_s)
         reward = shared_reward(db_dir, comparison or dataset, distinct, float(query_timeout_s), empty_gold,
-                               bool(test_suite))
+                               test_suite, int(suite_size), int(suite_seed), suite_dir, data_path, dataset)
         super().__init__(tasks=shared_tasks(load_sql_tasks, data_path, db_dir, dataset), tool_servers=tool_servers,
                          chat_format=Qwen3ChatFormat(enable_thinking=enable_thinking), reward_model=reward,
                          max_turns=max_turns, **env_kwargs)
@@ -113,3 +127,9 @@ class SqlEnv(ToolEnv):
 
     def scripted_policy(self) -> ExploreThenGuessPolicy:
         return ExploreThenGuessPolicy()
+
+    def reference_answer(self, task: SqlTask) -> str | None:
+        return task.gold_sql
+
+    def reward_hacks(self) -> list[RewardHack]:
+        return sql_hacks()

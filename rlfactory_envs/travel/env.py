@@ -15,11 +15,14 @@ The answer is the plan, ``<answer>[{"days": 1, "current_city": ..., ...}, ...]</
 literal or repairable JSON. A plan that cannot be read is told to the model and the episode goes on (on the last
 turn it ends and scores 0 with the reason). ``info["travel_eval"]`` holds the whole verdict, keyed by the official
 constraint names; ``reward`` picks the scalar (``final_pass``, ``pass_rate`` or weights, see
-``TravelPlanReward``); ``strict=True`` matches names exactly instead of by the official substring rule.
+``TravelPlanReward``). Names match exactly by default (``strict=True``): the official evaluator's substring rule
+(``strict=False``, what ``rlf eval-plans`` reproduces) pays plans made of name fragments (``"Ca, Rockford"``),
+which a policy learns to write instead of looking anything up.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -29,9 +32,11 @@ from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.config import bundled_server_config
 from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
+from rlfactory_envs.kernel.reward_hacks import RewardHack
 from rlfactory_envs.kernel.task_source import shared_tasks
 from rlfactory_envs.travel.baseline import GatherThenPlanPolicy
 from rlfactory_envs.travel.family import FAMILY, SAMPLE_DATABASE_DIR
+from rlfactory_envs.travel.hacks import reference_plan, travel_hacks
 from rlfactory_envs.travel.prompt import travel_prompt
 from rlfactory_envs.travel.tasks import load_travel_tasks
 from rlfactory_reward_models.travel_plan.plan_text import parse_plan
@@ -61,7 +66,7 @@ class TravelEnv(ToolEnv):
         tool_servers: Mapping[str, Any] | str | None = None,
         transport: Literal["inprocess", "stdio"] = "inprocess",
         reward: str | Mapping[str, float] = "final_pass",
-        strict: bool = False,
+        strict: bool = True,
         enable_thinking: bool = True,
         max_turns: int = 12,
         max_tool_calls: int = 16,
@@ -104,3 +109,11 @@ class TravelEnv(ToolEnv):
 
     def scripted_policy(self) -> GatherThenPlanPolicy:
         return GatherThenPlanPolicy()
+
+    def reference_answer(self, task: TravelQuery) -> str | None:
+        """The task's reference plan as JSON (``travel.hacks.reference_plan``), or ``None`` where there is none."""
+        plan = reference_plan(self.tasks, task)
+        return None if plan is None else json.dumps(plan, ensure_ascii=False)
+
+    def reward_hacks(self) -> list[RewardHack]:
+        return travel_hacks()

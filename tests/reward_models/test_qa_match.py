@@ -53,7 +53,8 @@ def test_exact_match_examples():
     assert exact_match("Mount Arvel", "Mount Arvel") == 1.0
     assert exact_match("Paris", []) == 0.0
     assert exact_match("ZÜRICH", ["zürich"]) == 1.0
-    assert exact_match("", [""]) == 1.0  # Search-R1's em_check: both normalise to ""
+    assert exact_match("", [""]) == 0.0  # Search-R1's em_check pays this; a gold of "" matches nothing here
+    assert exact_match("the", ["---"]) == 0.0 and exact_match(".", [")", "Paris"]) == 0.0
     assert exact_match("", ["Paris"]) == 0.0
 
 
@@ -61,7 +62,7 @@ def test_substring_match_examples():
     assert substring_match("It is Mount Arvel, I think", ["Arvel"]) == 1.0
     assert substring_match("Arvel", ["Mount Arvel"]) == 0.0
     assert substring_match("marvel", ["arvel"]) == 1.0  # a plain substring test, as in Search-R1
-    assert substring_match("anything", [""]) == 1.0
+    assert substring_match("anything", [""]) == 0.0  # Search-R1's subem_check pays every answer here
     assert substring_match("Paris", []) == 0.0
 
 
@@ -105,8 +106,9 @@ def test_normalize_is_idempotent(text):
 @settings(max_examples=200, deadline=None)
 @given(_TEXT | _WORDY)
 def test_a_string_matches_itself(text):
-    assert exact_match(text, [text]) == 1.0
-    assert substring_match(text, [text]) == 1.0
+    matchable = 1.0 if normalize_answer(text) else 0.0  # a gold normalising to "" matches nothing
+    assert exact_match(text, [text]) == matchable
+    assert substring_match(text, [text]) == matchable
     assert f1(text, [text]) == (1.0 if normalize_answer(text) else 0.0)
 
 
@@ -204,3 +206,9 @@ def test_format_score_is_validated(bad):
 def test_reward_range():
     assert QAExactMatchReward.reward_range == (0.0, 1.0)
     assert QAExactMatchReward(format_score=1.0).format_score == 1.0
+
+
+@pytest.mark.parametrize("answer", ["the", ".", "a", "---", "anything at all"])
+def test_a_task_whose_golds_normalise_to_nothing_is_unscored(answer):
+    reward = QAExactMatchReward(format_score=0.2).score_answer(answer, ["---", ")"])
+    assert reward.value == 0.0 and "unscored" in reward.reason

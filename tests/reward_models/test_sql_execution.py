@@ -13,8 +13,8 @@ from rlfactory_reward_models.sql_execution import SqlExecutionReward, extract_sq
 
 @pytest.fixture(scope="module")
 def reward():
-    model = SqlExecutionReward(SAMPLE_DB_DIR, timeout_s=0.3)
-    yield model
+    model = SqlExecutionReward(SAMPLE_DB_DIR, timeout_s=0.3, test_suite="off", empty_gold="match")
+    yield model  # the comparison on one database; test suites and empty gold results: tests/sql/test_sql_test_suite
     model.close()
 
 
@@ -174,17 +174,23 @@ def test_settings_are_checked():
         SqlExecutionReward(SAMPLE_DB_DIR, distinct="sometimes")
 
 
-def test_empty_gold_results_can_be_left_unscored():
-    gold = "SELECT name FROM authors WHERE birth_year > 3000"
-    unscored = SqlExecutionReward(SAMPLE_DB_DIR, empty_gold="unscored")
+def test_empty_gold_results_are_unscored_by_default_and_match_on_request():
+    gold = "SELECT name FROM authors WHERE birth_year > 3000"  # empty on the sample and on any variant of it
+    default, matching = SqlExecutionReward(SAMPLE_DB_DIR), SqlExecutionReward(SAMPLE_DB_DIR, empty_gold="match")
     try:
-        verdict = verify(unscored, gold, gold)
-        assert verdict.value == 0.0 and "empty" in verdict.reason and verdict.parts["executed"] == 1.0
-        assert verify(unscored, "SELECT count(*) FROM books", "SELECT 24").value == 1.0
+        assert default.empty_gold == "unscored"
+        for answer in (gold, "SELECT NULL WHERE 0"):
+            verdict = verify(default, gold, answer)
+            assert verdict.value == 0.0 and "unscored" in verdict.reason and verdict.parts["executed"] == 1.0
+            assert verify(matching, gold, answer).value == 1.0  # the official evaluators' semantics
+        assert verify(default, "SELECT count(*) FROM books", "SELECT count(*) FROM books").value == 1.0
     finally:
-        unscored.close()
+        default.close()
+        matching.close()
     with pytest.raises(ValueError, match="empty_gold"):
         SqlExecutionReward(SAMPLE_DB_DIR, empty_gold="skip")
+    with pytest.raises(ValueError, match="test_suite"):
+        SqlExecutionReward(SAMPLE_DB_DIR, test_suite="sometimes")
 
 
 def test_the_env_passes_empty_gold_to_its_reward():

@@ -49,13 +49,14 @@ def _write_parquet(path: Path, rows: list[dict]) -> Path:
 def test_real_nq_open_dev():
     source = load_search_tasks(NQ_DEV)
     assert isinstance(source, TaskSource)
-    assert len(source) == 3610
+    assert len(source) == 3608  # of 3,610: two whose every answer normalises to "" ('---', ')') are left out
+    assert {"290", "363"}.isdisjoint(task.task_id for task in source)
     assert source.name == "NQ-open.dev"
     assert source.path == str(NQ_DEV)
     first = source[0]
     assert first == SearchTask(task_id="0", question="when was the last time anyone was on the moon",
                                golden_answers=("14 December 1972 UTC", "December 1972"), data_source="nq")
-    assert source.by_id("3609") is source[3609]
+    assert source.by_id("3609") is source[-1]
     assert all(task.golden_answers and task.question for task in source)
 
 
@@ -74,7 +75,7 @@ def test_nq_layout(tmp_path):
 
 def test_flashrag_layout_keeps_ids(tmp_path):
     path = _write_jsonl(tmp_path / "test.jsonl", [
-        {"id": "test_0", "question": "q0", "golden_answers": ["a"], "metadata": {}},
+        {"id": "test_0", "question": "q0", "golden_answers": ["ay"], "metadata": {}},
         {"id": "test_1", "question": "q1", "golden_answers": ["b", "c"]},
     ])
     source = load_search_tasks(path)
@@ -84,17 +85,17 @@ def test_flashrag_layout_keeps_ids(tmp_path):
 
 def test_blank_lines_are_skipped_and_ids_are_line_numbers(tmp_path):
     path = tmp_path / "gaps.jsonl"
-    path.write_text('{"question": "q0", "answer": ["a"]}\n\n{"question": "q2", "answer": ["b"]}\n\n', encoding="utf-8")
+    path.write_text('{"question": "q0", "answer": ["ay"]}\n\n{"question": "q2", "answer": ["b"]}\n\n', encoding="utf-8")
     assert [t.task_id for t in load_search_tasks(path)] == ["0", "2"]
 
 
 def test_json_list_and_bom(tmp_path):
     path = tmp_path / "list.json"
-    path.write_text("\ufeff" + json.dumps([{"question": "q", "answer": ["a"]}]), encoding="utf-8")
+    path.write_text("\ufeff" + json.dumps([{"question": "q", "answer": ["ay"]}]), encoding="utf-8")
     source = load_search_tasks(path)
     assert len(source) == 1 and source[0].task_id == "0"
     lines = tmp_path / "lines.json"
-    lines.write_text("\ufeff" + json.dumps({"question": "q", "answer": ["a"]}) + "\n", encoding="utf-8")
+    lines.write_text("\ufeff" + json.dumps({"question": "q", "answer": ["ay"]}) + "\n", encoding="utf-8")
     assert load_search_tasks(lines)[0].question == "q"
 
 
@@ -117,7 +118,7 @@ def test_search_r1_parquet(tmp_path):
 
 def test_parquet_question_column_wins_and_row_numbers_are_default_ids(tmp_path):
     rows = [{"question": "the real question", "prompt": [{"role": "user", "content": "Question: other"}],
-             "golden_answers": ["a"]},
+             "golden_answers": ["ay"]},
             {"question": None, "prompt": [{"role": "system", "content": "be brief"},
                                           {"role": "user", "content": "no marker here "}],
              "golden_answers": ["b"]}]
@@ -129,13 +130,13 @@ def test_parquet_question_column_wins_and_row_numbers_are_default_ids(tmp_path):
 # --- malformed files -----------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("text", "line", "what"), [
-    ('{"question": "q", "answer": ["a"]}\n{"question": "q"\n', 2, "not valid JSON"),
-    ('{"question": "q", "answer": ["a"]}\n["a list"]\n', 2, "JSON object"),
-    ('{"answer": ["a"]}\n', 1, "question"),
+    ('{"question": "q", "answer": ["ay"]}\n{"question": "q"\n', 2, "not valid JSON"),
+    ('{"question": "q", "answer": ["ay"]}\n["a list"]\n', 2, "JSON object"),
+    ('{"answer": ["ay"]}\n', 1, "question"),
     ('{"question": "q", "answer": []}\n', 1, "golden_answers"),
     ('{"question": "q", "answer": [1]}\n', 1, "golden_answers"),
-    ('{"question": "  ", "answer": ["a"]}\n', 1, "question"),
-    ('\n\n{"id": "x", "question": "q", "answer": ["a"]}\n{"id": "x", "question": "r", "answer": ["b"]}\n', 4,
+    ('{"question": "  ", "answer": ["ay"]}\n', 1, "question"),
+    ('\n\n{"id": "x", "question": "q", "answer": ["ay"]}\n{"id": "x", "question": "r", "answer": ["b"]}\n', 4,
      "repeats"),
 ])
 def test_malformed_jsonl(tmp_path, text, line, what):
@@ -148,7 +149,7 @@ def test_malformed_jsonl(tmp_path, text, line, what):
 
 
 def test_malformed_parquet_row(tmp_path):
-    rows = [_search_r1_row("q0", ["a"], 0), _search_r1_row("q1", ["a"], 1)]
+    rows = [_search_r1_row("q0", ["ay"], 0), _search_r1_row("q1", ["ay"], 1)]
     rows[1]["reward_model"] = {"style": "rule", "ground_truth": {"target": []}}
     path = _write_parquet(tmp_path / "bad.parquet", rows)
     with pytest.raises(ValueError, match=r"row 2: .*golden_answers"):
@@ -186,3 +187,16 @@ def test_sample_tasks():
     assert all(task.data_source == "rlf-sample" and task.task_id.startswith("rlf-sample-") for task in source)
     assert source.by_id("rlf-sample-000").golden_answers == ("Mount Arvel", "Arvel")
     assert SAMPLE_QUESTIONS_PATH.parent.name == "data" and SAMPLE_CORPUS_PATH.is_file()
+
+
+def test_tasks_whose_answers_normalise_to_nothing_are_left_out_and_named(tmp_path, caplog):
+    path = tmp_path / "q.jsonl"
+    rows = [{"question": "q0", "answer": ["---"]}, {"question": "q1", "answer": [")", "Paris"]},
+            {"question": "q2", "answer": ["the", "."]}]
+    path.write_text("\n".join(json.dumps(row) for row in rows) + "\n", encoding="utf-8")
+    source = load_search_tasks(path)
+    assert [task.task_id for task in source] == ["1"]  # one usable alias is enough
+    assert "2 tasks left out" in caplog.text and "0: ['---']" in caplog.text
+    path.write_text(json.dumps(rows[0]) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no task has a golden answer that can be scored"):
+        load_search_tasks(path)

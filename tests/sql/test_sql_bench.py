@@ -12,7 +12,8 @@ def test_quick_sql_bench_writes_report(tmp_path, capsys):
     assert main(["--quick", "--only", "sql", "--out", str(out)]) == 0
     report = json.loads(out.read_text(encoding="utf-8"))
     rows = {r["name"]: r for r in report["results"]}
-    assert set(rows) == {"sql_queries", "sql_queries_unmerged", "sql_reward", "sql_reward_warm"}
+    assert set(rows) == {"sql_queries", "sql_queries_unmerged", "sql_reward", "sql_reward_warm", "sql_reward_single_db",
+                         "sql_reward_warm_single_db", "sql_suite_build"}
     assert rows["sql_queries"]["metric"] == "queries/s" and rows["sql_queries"]["n"] == 32
     assert rows["sql_reward"]["metric"] == "pairs/s" and rows["sql_reward"]["n"] >= 25
     assert all(r["value"] > 0 for r in rows.values())

@@ -43,7 +43,7 @@ def sample(tmp_path):
 @pytest.fixture
 def suite(sample):
     reward = SqlExecutionReward(sample / "database", timeout_s=1.0)
-    single = SqlExecutionReward(sample / "database", timeout_s=1.0, test_suite=False)
+    single = SqlExecutionReward(sample / "database", timeout_s=1.0, test_suite="off", empty_gold="match")
     yield reward, single
     reward.close()
     single.close()
@@ -92,11 +92,20 @@ def test_a_constant_computed_on_the_main_file_scores_zero(suite):
     assert failed.value == 0.0 and failed.reason.startswith("error on bookshop.sqlite: ")
 
 
-def test_databases_without_variants_score_and_explain_as_before(suite):
+def test_official_variants_come_first_and_other_databases_get_generated_ones(suite, sample):
     reward, _ = suite
+    assert [d.path.name for d in reward.databases("bookshop")[0]] == [
+        "bookshop.sqlite", "bookshop_1.sqlite", "bookshop_2.sqlite"]
+    generated, is_generated = reward.databases("school")
+    assert is_generated and [d.path.name for d in generated][1:] == [f"variant_{i:02d}.sqlite" for i in range(10)]
     assert reward.verify("school", "SELECT count(*) FROM students", "SELECT count(*) FROM students").value == 1.0
-    verdict = reward.verify("school", "SELECT count(*) FROM students", "SELECT -1")
-    assert verdict.value == 0.0 and verdict.reason.startswith("result differs: ")
+    official = SqlExecutionReward(sample / "database", test_suite="official")
+    try:  # "official": a database without variants is scored on its own file, as before
+        verdict = official.verify("school", "SELECT count(*) FROM students", "SELECT -1")
+        assert verdict.value == 0.0 and verdict.reason.startswith("result differs: ")
+        assert len(official.databases("school")[0]) == 1
+    finally:
+        official.close()
 
 
 def test_gold_results_are_cached_per_variant_and_query(suite):
@@ -130,7 +139,7 @@ def test_the_env_rewards_on_every_variant_while_its_tools_see_the_main_file(samp
     env = gym.make("rlf/NL2SQL-Spider-v0", data_path=questions).unwrapped
     single = gym.make("rlf/NL2SQL-Spider-v0", data_path=questions, test_suite=False).unwrapped
     try:
-        assert env.reward_model.test_suite and not single.reward_model.test_suite
+        assert env.reward_model.test_suite == "generate" and single.reward_model.test_suite == "off"
         env.reset(options={"task": task})
         obs, *_ = env.step(call("describe_table", table="authors") + call("run_query", sql=COUNT_BOOKS)
                            + call("run_query", sql=EMPTY_ON_MAIN))

@@ -54,8 +54,8 @@ def test_bird_layout(bird_dir, caplog):
 
 
 def test_bird_env_on_the_fixture_uses_evidence_and_set_comparison(bird_dir):
-    env = gym.make("rlf/NL2SQL-BIRD-v0", data_path=str(bird_dir / "dev.json")).unwrapped
-    try:
+    env = gym.make("rlf/NL2SQL-BIRD-v0", data_path=str(bird_dir / "dev.json"), test_suite="off").unwrapped
+    try:  # one database: BIRD's set comparison is what is tested here (a constant would fail a test suite)
         obs, info = env.reset(options={"task_id": "0"})
         assert "External knowledge: most free meals" in obs and info["dataset"] == "bird-dev"
         obs, *_ = env.step('<tool_call>{"name": "list_tables", "arguments": {}}</tool_call>')

@@ -1,0 +1,156 @@
+"""How farmable the NL2SQL reward is, measured on Spider dev (``../shared/data/spider``) or the embedded sample.
+
+Run ``python -m benchmarks.sql_hacks [--out report.json]``. For each reward setting (single database, as the
+official evaluator on one file per folder; generated test suites, the default) it reports:
+
+- ``gold``: the gold query scored against itself (1.0, or unscored when its result is empty everywhere);
+- ``literal``: the result of the gold query on the task's database, read as a model reads it with ``run_query``,
+  answered as a constant (``SELECT 6``), on questions whose gold result has at most 50 rows;
+- ``empty``: ``SELECT NULL, ... WHERE 0`` with the gold's width;
+- ``neighbours``: queries mutated from the gold (``sql_test_suite.neighbours``) that return the gold's result on
+  the task's database; ``different`` are those a 60-database reference suite (another seed) shows to differ.
+
+The generated setting is measured twice: distilled for the task set (the default), and ``undistilled`` (suites
+built with no gold queries: the first K random variants), which shows what the suites catch beyond the
+neighbours they were chosen for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from rlfactory_envs.kernel.reward import RewardInput
+from rlfactory_envs.sql.tasks import default_db_dir, load_sql_tasks, sample_tasks
+from rlfactory_reward_models.sql_execution import SqlExecutionReward
+from rlfactory_reward_models.sql_test_suite.neighbours import neighbour_queries
+from rlfactory_tool_servers.sqlite_sandbox.engine import QueryError, QueryLimits
+
+SPIDER_DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "spider" / "dev.json"
+MAX_LITERAL_ROWS = 50
+_LIMITS = QueryLimits(timeout_s=5.0)
+
+
+def sql_literal(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bytes):
+        return f"X'{value.hex()}'"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def constant_query(columns: int, rows: list[tuple[Any, ...]]) -> str:
+    """A query with no table that returns ``rows`` (in order), or no rows of ``columns`` columns."""
+    if not rows:
+        return f"SELECT {', '.join(['NULL'] * max(columns, 1))} WHERE 0"
+    return " UNION ALL ".join("SELECT " + ", ".join(map(sql_literal, row)) for row in rows)
+
+
+def _score_all(reward: SqlExecutionReward, pairs: list[tuple[Any, str]]) -> list[Any]:
+    return asyncio.run(reward.score_batch([RewardInput(task, answer) for task, answer in pairs]))
+
+
+def _paid(results: list[Any]) -> int:
+    return sum(result.value == 1.0 for result in results)
+
+
+def measure(data_path: str | None, suite_dir: str) -> dict[str, Any]:
+    tasks = list(load_sql_tasks(data_path) if data_path else sample_tasks())
+    db_dir = default_db_dir(data_path) if data_path else Path(tasks and sample_tasks().path or "").parent / "database"
+    queries: dict[str, list[str]] = defaultdict(list)
+    for task in tasks:
+        queries[task.db_id].append(task.gold_sql)
+    settings = {
+        "single": dict(test_suite="off", empty_gold="match"),
+        "generated": dict(test_suite="generate", suite_queries=queries, suite_dir=suite_dir),
+        "undistilled": dict(test_suite="generate", suite_queries={}, suite_dir=suite_dir),
+    }
+    reference = SqlExecutionReward(db_dir, test_suite="generate", suite_size=60, suite_candidates=60, suite_seed=1,
+                                   suite_queries={}, suite_dir=suite_dir, empty_gold="match")
+    literal, empty, neighbours = [], [], []
+    for task in tasks:
+        try:
+            gold = reference.catalog.get(task.db_id).execute(task.gold_sql, _LIMITS, truncate=False)
+        except QueryError:
+            continue
+        if len(gold.rows) <= MAX_LITERAL_ROWS:
+            literal.append((task, constant_query(len(gold.columns), gold.rows)))
+        empty.append((task, constant_query(len(gold.columns), [])))
+        for neighbour in neighbour_queries(task.gold_sql):
+            try:
+                found = reference.catalog.get(task.db_id).execute(neighbour, _LIMITS, truncate=False)
+            except QueryError:
+                continue
+            if sorted(map(repr, found.rows)) == sorted(map(repr, gold.rows)) and len(found.columns) == len(
+                    gold.columns):
+                neighbours.append((task, neighbour))
+    different = [pair for pair, result in zip(neighbours, _score_all(reference, neighbours)) if result.value < 1.0]
+    report: dict[str, Any] = {"data": data_path or "sample", "tasks": len(tasks), "literal_tasks": len(literal),
+                              "neighbours": len(neighbours), "neighbours_different": len(different), "settings": {}}
+    for name, options in settings.items():
+        reward = SqlExecutionReward(db_dir, **options)
+        try:
+            started = time.perf_counter()
+            for db_id in queries:  # build (or read) every suite first: its time is not the reward's
+                reward.databases(db_id)
+            built = time.perf_counter() - started
+            golds = _score_all(reward, [(task, task.gold_sql) for task in tasks])
+            unscored = sum("unscored" in (result.reason or "") for result in golds)
+            caught = len(different) - _paid(_score_all(reward, different))
+            report["settings"][name] = {
+                "suite_build_s": round(built, 2),
+                "gold_paid": _paid(golds), "gold_unscored": unscored, "gold_other": len(golds) - _paid(golds) - unscored,
+                "literal_paid": _paid(_score_all(reward, literal)),
+                "empty_paid": _paid(_score_all(reward, empty)),
+                "neighbours_paid": _paid(_score_all(reward, neighbours)),
+                "different_caught": caught,
+            }
+        finally:
+            reward.close()
+    reference.close()
+    return report
+
+
+def table(report: dict[str, Any]) -> str:
+    lines = [f"data: {report['data']} ({report['tasks']} tasks; {report['literal_tasks']} with at most "
+             f"{MAX_LITERAL_ROWS} gold rows; {report['neighbours']} neighbours agree with the gold on the original, "
+             f"{report['neighbours_different']} of them shown different by a 60-database reference suite)",
+             f"{'setting':<12} {'gold 1.0':>9} {'unscored':>9} {'literal':>14} {'empty':>12} {'neighbours':>14} "
+             f"{'different caught':>18}"]
+    for name, row in report["settings"].items():
+        def rate(paid: int, total: int) -> str:
+            return f"{paid} ({100 * paid / total:.1f}%)" if total else "-"
+
+        lines.append(f"{name:<12} {row['gold_paid']:>9} {row['gold_unscored']:>9} "
+                     f"{rate(row['literal_paid'], report['literal_tasks']):>14} "
+                     f"{rate(row['empty_paid'], report['tasks']):>12} "
+                     f"{rate(row['neighbours_paid'], report['neighbours']):>14} "
+                     f"{rate(row['different_caught'], report['neighbours_different']):>18}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(SPIDER_DEV) if SPIDER_DEV.is_file() else None,
+                        help="Spider/BIRD questions file (default: Spider dev from ../shared, else the sample)")
+    parser.add_argument("--out", help="write the report as JSON here")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="rlf-suites-") as suite_dir:
+        report = measure(args.data, suite_dir)
+    print(table(report))
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
