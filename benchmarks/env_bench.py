@@ -312,19 +312,23 @@ async def sql_query_timing(data_path: str | None, n: int, batching: bool, repeat
         batch.close()
 
 
+def sql_task_set(data_path: str | None) -> tuple[list[Any], Path, dict[str, list[str]]]:
+    """The tasks of ``data_path`` (the embedded sample when ``None``), their database folder and their gold queries
+    per database."""
+    from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR, default_db_dir, gold_queries, load_sql_tasks
+
+    tasks = list(load_sql_tasks(data_path))
+    return tasks, default_db_dir(data_path) if data_path else SAMPLE_DB_DIR, gold_queries(tasks)
+
+
 async def sql_reward_timing(data_path: str | None, repeats: int, test_suite: str) -> tuple[Timing, Timing, int]:
     """Gold queries verified against themselves: cold (gold cache empty) and warm. Generated test suites are
     built (or read) before the clock starts: that is a one-time cost per database, reported apart."""
     from rlfactory_envs.kernel.reward import RewardInput
-    from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR, default_db_dir, load_sql_tasks, sample_tasks
     from rlfactory_reward_models.sql_execution import SqlExecutionReward
 
-    tasks = list(load_sql_tasks(data_path) if data_path else sample_tasks())
-    db_dir = default_db_dir(data_path) if data_path else SAMPLE_DB_DIR
+    tasks, db_dir, queries = sql_task_set(data_path)
     items = [RewardInput(task, task.gold_sql) for task in tasks]
-    queries: dict[str, list[str]] = {}
-    for task in tasks:
-        queries.setdefault(task.db_id, []).append(task.gold_sql)
     cold, warm = Timing(), Timing()
     for i in range(repeats + 1):
         reward = SqlExecutionReward(db_dir, test_suite=test_suite, suite_queries=queries)
@@ -345,14 +349,9 @@ def sql_suite_build_timing(data_path: str | None, repeats: int) -> tuple[Timing,
     """Building the generated test suites of every database of the task set, from an empty cache."""
     import tempfile
 
-    from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR, default_db_dir, load_sql_tasks, sample_tasks
     from rlfactory_reward_models.sql_execution import SqlExecutionReward
 
-    tasks = list(load_sql_tasks(data_path) if data_path else sample_tasks())
-    db_dir = default_db_dir(data_path) if data_path else SAMPLE_DB_DIR
-    queries: dict[str, list[str]] = {}
-    for task in tasks:
-        queries.setdefault(task.db_id, []).append(task.gold_sql)
+    _, db_dir, queries = sql_task_set(data_path)
 
     def build() -> None:
         with tempfile.TemporaryDirectory(prefix="rlf-bench-suites-") as folder:

@@ -23,17 +23,15 @@ import json
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from benchmarks.env_bench import SPIDER_DEV, sql_task_set
 from rlfactory_envs.kernel.reward import RewardInput
-from rlfactory_envs.sql.tasks import default_db_dir, load_sql_tasks, sample_tasks
 from rlfactory_reward_models.sql_execution import SqlExecutionReward
 from rlfactory_reward_models.sql_test_suite.neighbours import neighbour_queries
 from rlfactory_tool_servers.sqlite_sandbox.engine import QueryError, QueryLimits
 
-SPIDER_DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "spider" / "dev.json"
 MAX_LITERAL_ROWS = 50
 _LIMITS = QueryLimits(timeout_s=5.0)
 
@@ -64,11 +62,7 @@ def _paid(results: list[Any]) -> int:
 
 
 def measure(data_path: str | None, suite_dir: str) -> dict[str, Any]:
-    tasks = list(load_sql_tasks(data_path) if data_path else sample_tasks())
-    db_dir = default_db_dir(data_path) if data_path else Path(tasks and sample_tasks().path or "").parent / "database"
-    queries: dict[str, list[str]] = defaultdict(list)
-    for task in tasks:
-        queries[task.db_id].append(task.gold_sql)
+    tasks, db_dir, queries = sql_task_set(data_path)
     settings = {
         "single": dict(test_suite="off", empty_gold="match"),
         "generated": dict(test_suite="generate", suite_queries=queries, suite_dir=suite_dir),

@@ -56,6 +56,8 @@ def _variants(tree: exp.Expression, kinds: tuple[type, ...],
             replacement = change(node)[choice]
             if replacement is None:
                 node.pop()
+            elif node is copy:  # the root has no parent to replace it in
+                copy = replacement
             else:
                 node.replace(replacement)
             yield copy
@@ -90,19 +92,14 @@ def _change_limit(node: exp.Expression) -> list[exp.Expression | None]:
     return []
 
 
-def _where_dropped(tree: exp.Expression) -> Iterator[exp.Expression]:
-    for position in range(sum(1 for _ in tree.find_all(exp.Where, exp.Having))):
-        copy = tree.copy()
-        list(copy.find_all(exp.Where, exp.Having))[position].pop()
-        yield copy
+def _removed(node: exp.Expression) -> list[exp.Expression | None]:
+    return [None]
 
 
-def _distinct_toggled(tree: exp.Expression) -> Iterator[exp.Expression]:
-    for position in range(sum(1 for _ in tree.find_all(exp.Select))):
-        copy = tree.copy()
-        select = list(copy.find_all(exp.Select))[position]
-        select.set("distinct", None if select.args.get("distinct") else exp.Distinct())
-        yield copy
+def _distinct_toggled(node: exp.Expression) -> list[exp.Expression | None]:
+    toggled = node.copy()
+    toggled.set("distinct", None if node.args.get("distinct") else exp.Distinct())
+    return [toggled]
 
 
 def _columns_replaced(tree: exp.Expression, columns: list[str]) -> Iterator[exp.Expression]:
@@ -130,11 +127,11 @@ def neighbour_queries(gold_sql: str, columns: list[str] = (), limit: int = MAX_N
     generators = (
         _variants(tree, tuple(_COMPARISONS), _swap_comparison),
         _variants(tree, (exp.And,), _drop_condition),
-        _where_dropped(tree),
+        _variants(tree, (exp.Where, exp.Having), _removed),
         _variants(tree, tuple(_AGGREGATES), _swap_aggregate),
         _variants(tree, (exp.Ordered,), _reverse_order),
         _variants(tree, (exp.Limit,), _change_limit),
-        _distinct_toggled(tree),
+        _variants(tree, (exp.Select,), _distinct_toggled),
         _columns_replaced(tree, list(columns)),
     )
     found: dict[str, None] = {}

@@ -33,7 +33,7 @@ from rlfactory_envs.sql.family import FAMILY, SAMPLE_DB_DIR
 from rlfactory_envs.sql.hacks import sql_hacks
 from rlfactory_envs.sql.prompt import sql_prompt
 from rlfactory_envs.sql.task import SqlTask
-from rlfactory_envs.sql.tasks import Dataset, default_db_dir, load_sql_tasks
+from rlfactory_envs.sql.tasks import Dataset, default_db_dir, gold_queries, load_sql_tasks
 from rlfactory_reward_models.sql_execution import Comparison, DistinctMode, EmptyGold, SqlExecutionReward, TestSuite
 from rlfactory_tool_servers.sqlite_sandbox.catalog import find_databases
 
@@ -53,9 +53,7 @@ def shared_reward(db_dir: str, comparison: Comparison, distinct: DistinctMode, t
                   dataset: Dataset = "spider") -> SqlExecutionReward:
     """One reward model (worker threads, connection pools, gold cache, test suites) per settings and task set,
     shared by every env; its generated suites are distilled for the gold queries of ``data_path``'s tasks."""
-    queries: dict[str, list[str]] = {}
-    for task in shared_tasks(load_sql_tasks, data_path, db_dir, dataset):
-        queries.setdefault(task.db_id, []).append(task.gold_sql)
+    queries = gold_queries(shared_tasks(load_sql_tasks, data_path, db_dir, dataset))
     return SqlExecutionReward(db_dir, comparison=comparison, distinct=distinct, timeout_s=timeout_s,
                               empty_gold=empty_gold, test_suite=test_suite, suite_size=suite_size,
                               suite_seed=suite_seed, suite_dir=suite_dir, suite_queries=queries)

@@ -144,8 +144,7 @@ def _literal_copy(table: ResultTable | None) -> str:
 
 
 def _empty_with_width(table: ResultTable | None) -> str:
-    width = len(table.columns) if table is not None else 1
-    return "SELECT " + ", ".join(["NULL"] * max(width, 1)) + " WHERE 0"
+    return constant_query(ResultTable(table.columns if table is not None else [], [], True))
 
 
 def sql_hacks() -> list[RewardHack]:

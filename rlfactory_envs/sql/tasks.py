@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -26,7 +26,8 @@ from rlfactory_envs.sql.family import SAMPLE_DB_DIR, SAMPLE_QUESTIONS_PATH
 from rlfactory_envs.sql.task import SqlTask
 from rlfactory_tool_servers.sqlite_sandbox.catalog import find_databases
 
-__all__ = ["SAMPLE_DB_DIR", "SAMPLE_NAME", "SAMPLE_QUESTIONS_PATH", "Dataset", "default_db_dir", "load_sql_tasks",
+__all__ = ["SAMPLE_DB_DIR", "SAMPLE_NAME", "SAMPLE_QUESTIONS_PATH", "Dataset", "default_db_dir", "gold_queries",
+           "load_sql_tasks",
            "sample_tasks"]
 
 logger = logging.getLogger(__name__)
@@ -83,6 +84,14 @@ def load_sql_tasks(data_path: str | os.PathLike[str] | None, db_dir: str | os.Pa
     if len(set(ids)) != len(ids):
         raise ValueError(f"{path}: repeated task ids")
     return TaskSource(tasks, name=name or f"{dataset}-{path.stem}", path=str(path))
+
+
+def gold_queries(tasks: Iterable[SqlTask]) -> dict[str, list[str]]:
+    """``{db_id: [gold query, ...]}`` of ``tasks``, in task order: what a generated test suite is distilled for."""
+    queries: dict[str, list[str]] = {}
+    for task in tasks:
+        queries.setdefault(task.db_id, []).append(task.gold_sql)
+    return queries
 
 
 def sample_tasks(dataset: Dataset = "spider") -> TaskSource[SqlTask]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from hypothesis import strategies as st
 
 from benchmarks.sql_hacks import constant_query, measure
 from rlfactory_envs.kernel.reward import RewardInput
-from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR, load_sql_tasks, sample_tasks
+from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR, gold_queries, load_sql_tasks, sample_tasks
 from rlfactory_reward_models.sql_execution import SqlExecutionReward
 from rlfactory_reward_models.sql_test_suite import GeneratedSuites, SuiteSettings
 from rlfactory_reward_models.sql_test_suite.fuzz import write_variant
@@ -30,10 +29,7 @@ BOOKSHOP = SAMPLE_DB_DIR / "bookshop" / "bookshop.sqlite"
 
 
 def sample_queries() -> dict[str, list[str]]:
-    queries = defaultdict(list)
-    for task in sample_tasks():
-        queries[task.db_id].append(task.gold_sql)
-    return dict(queries)
+    return gold_queries(sample_tasks())
 
 
 def variant_of(source: Path, target: Path, seed: int, max_rows: int = 1000) -> dict[str, int]:
@@ -210,9 +206,7 @@ def test_the_reward_on_generated_suites_stops_paying_the_hacks_of_one_database(t
 def test_spider_dev_constants_and_empty_answers_stop_paying():
     dev = shared_file("spider/dev.json")
     tasks = list(load_sql_tasks(dev))
-    queries = defaultdict(list)
-    for task in tasks:
-        queries[task.db_id].append(task.gold_sql)
+    queries = gold_queries(tasks)
     reward = SqlExecutionReward(dev.parent / "database", suite_queries=queries)
     try:
         literal, empty = [], []
