@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from rlfactory_adapters.task_rows import VERL_AGENT_NAME, task_rows, write_openrlhf_jsonl, write_verl_parquet
+from rlfactory_envs.command_errors import DEBUG_HELP, run_command
+from rlfactory_envs.kernel.errors import ConfigError
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -32,18 +33,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--agent-name", default=VERL_AGENT_NAME, help="verl: the agent_name column")
     parser.add_argument("--tokenizer", default=None,
                         help="openrlhf: render each prompt with this tokenizer's chat template and the tool schemas")
+    parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    return run_command("python -m rlfactory_adapters.prepare_data", lambda: prepare(args), debug=args.debug)
+
+
+def prepare(args: argparse.Namespace) -> int:
+    """Write the rows ``args`` ask for; ``ConfigError`` (or another user error) when the env cannot be made."""
     try:
         env_kwargs = json.loads(args.env_kwargs)
-        if not isinstance(env_kwargs, dict):
-            raise ValueError("--env-kwargs must be a JSON object")
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--env-kwargs is not valid JSON ({exc})") from None
+    if not isinstance(env_kwargs, dict):
+        raise ConfigError("--env-kwargs must be a JSON object")
     rows = task_rows(args.env, env_kwargs, limit=args.limit, start=args.start)
     if args.trainer == "verl":
         count = write_verl_parquet(rows, args.out, agent_name=args.agent_name, split=args.split)

@@ -133,8 +133,14 @@ def timed_repeats_sync(repeats: int, body: Callable[[], Any]) -> Timing:
     return timing
 
 
+class SleepingSearchEnv(SearchEnv):
+    """The search env's loop with a sleep tool in place of ``search``: its prompt is never read here."""
+
+    prompt_tools = ()
+
+
 def make_batch(config: dict[str, Any], n: int, pause_gc: bool = True, **kwargs: Any) -> EnvBatch:
-    return EnvBatch([SearchEnv(tool_servers=config, **kwargs) for _ in range(n)], pause_gc=pause_gc)
+    return EnvBatch([SleepingSearchEnv(tool_servers=config, **kwargs) for _ in range(n)], pause_gc=pause_gc)
 
 
 # -- 1. sleep over stdio -------------------------------------------------------------------------------------
@@ -157,7 +163,7 @@ async def env_sleep_timing(config: dict[str, Any], n: int, repeats: int, pause_g
 
 async def per_sample_sleep_timing(config: dict[str, Any], n: int, repeats: int) -> Timing:
     """The trainer's way: one coroutine per sample, ``n`` concurrent ``env.astep`` gathered (no ``EnvBatch``)."""
-    envs = [SearchEnv(tool_servers=config) for _ in range(n)]
+    envs = [SleepingSearchEnv(tool_servers=config) for _ in range(n)]
     try:
         action = sleep_action(SLEEP_MS)
 
@@ -226,7 +232,7 @@ async def bench_batched_overhead(n: int, rounds: int, repeats: int) -> dict[str,
 
 
 def bench_single_overhead(steps: int, repeats: int) -> list[dict[str, Any]]:
-    env = SearchEnv(tool_servers=inprocess_sleep_config(), max_turns=steps * (repeats + 2) + 1)
+    env = SleepingSearchEnv(tool_servers=inprocess_sleep_config(), max_turns=steps * (repeats + 2) + 1)
     try:
         env.reset(seed=0)
         action = sleep_action(0)

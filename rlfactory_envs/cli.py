@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rlfactory_envs.env_spec import resolve
+from rlfactory_envs.command_errors import DEBUG_HELP, run_command
+from rlfactory_envs.env_spec import resolve, setting_from_text
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.families import discover_servers
 from rlfactory_envs.registry import ENVIRONMENTS, FAMILIES
@@ -36,35 +37,51 @@ def unit_interval(text: str) -> float:
     return value
 
 
-def _env_kwargs(pairs: list[str], raw_json: str | None) -> dict[str, Any]:
-    kwargs: dict[str, Any] = json.loads(raw_json) if raw_json else {}
+def json_object(option: str, text: str | None, example: str) -> dict[str, Any]:
+    """The JSON object ``text`` given as ``option`` (``{}`` when not given); ``ConfigError`` naming the option."""
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{option} is not valid JSON ({exc}); give one object, e.g. '{example}'") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{option} must be a JSON object, e.g. '{example}'; got {type(value).__name__}")
+    return value
+
+
+def _env_kwargs(ref: str, pairs: list[str], raw_json: str | None) -> dict[str, Any]:
+    """The env keyword arguments of ``--env-kwargs JSON`` and ``--set key=value`` (each value read as the setting's
+    type takes it), checked against the env ``ref`` names; ``ConfigError`` naming the first bad one."""
+    env_id = resolve(ref).env_id
+    kwargs = json_object("--env-kwargs", raw_json, example='{"max_turns": 6}')
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"--set expects key=value, got {pair!r}")
-        try:
-            kwargs[key] = json.loads(value)
-        except json.JSONDecodeError:
-            kwargs[key] = value
-    return kwargs
+        if not sep or not key:
+            raise ConfigError(f"--set expects key=value, got {pair!r}")
+        kwargs[key] = setting_from_text(env_id, key, value)
+    return resolve(ref, kwargs).kwargs
 
 
 def rollout(args: argparse.Namespace) -> int:
+    """Run the episodes; 1 when some failed for a reason outside the model (the summary names it), else 0."""
+    kwargs = _env_kwargs(args.env_id, args.set, args.env_kwargs)  # a bad setting fails before any output is opened
     if args.policy == "openai":
         if not args.model:
-            raise SystemExit("--policy openai needs --model (the served model name)")
-        extra = json.loads(args.extra_body) if args.extra_body else None
+            raise ConfigError("--policy openai needs --model (the served model name)")
+        extra = json_object("--extra-body", args.extra_body, example='{"top_p": 0.95}')
 
         def factory(env: Any) -> Any:
             return OpenAIChatPolicy(args.base_url, args.model, api_key=args.api_key, temperature=args.temperature,
                                     max_tokens=args.max_tokens, extra_body=extra)
+
     else:
         def factory(env: Any) -> Any:
             return env.scripted_policy()
 
-    kwargs = _env_kwargs(args.set, args.env_kwargs)
-    resolve(args.env_id, kwargs)  # a bad id, spec or setting fails here, before any output is opened
     out_path = Path(args.out) if args.out else None
+    if out_path is not None:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
     out = out_path.open("w", encoding="utf-8") if out_path else None
     try:
         summary, _ = asyncio.run(run_rollouts(args.env_id, factory, args.n, batch_size=args.batch_size,
@@ -78,6 +95,10 @@ def rollout(args: argparse.Namespace) -> int:
         print(f"trajectories: {out_path}")
     if args.summary_json:
         Path(args.summary_json).write_text(json.dumps(summary.__dict__, indent=2) + "\n", encoding="utf-8")
+    if summary.failed:
+        print(f"rlf rollout: {summary.failed} of {summary.episodes} episodes failed for a reason outside the model "
+              f"(see 'failed because' above)", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -85,8 +106,7 @@ def audit(args: argparse.Namespace) -> int:
     """Run the reward-hack battery on ``args.env_id``; 0 when it passes, 1 when a hack or the control fails."""
     from rlfactory_envs.audit import run_audit
 
-    kwargs = _env_kwargs(args.set, args.env_kwargs)
-    resolve(args.env_id, kwargs)  # a bad id, spec or setting fails here, in one line
+    kwargs = _env_kwargs(args.env_id, args.set, args.env_kwargs)
     report = run_audit(args.env_id, n_tasks=args.n, env_kwargs=kwargs, only=args.only, max_rate=args.max_rate,
                        min_control_rate=args.min_control_rate, batch_size=args.batch_size, seed=args.seed)
     print(report.table())
@@ -96,15 +116,19 @@ def audit(args: argparse.Namespace) -> int:
 
 
 def serve(args: argparse.Namespace, rest: list[str]) -> int:
-    """Run a tool server; a family's embedded sample stands in for the data options the user did not give."""
+    """Run a tool server; a family's embedded sample stands in for the data options the user gives none of.
+    ``-h`` shows this command's help, or after a server's name the server's own."""
     from rlfactory_tool_servers.launch import serve as serve_server
 
-    module = importlib.import_module(f"{SERVER_PACKAGE}.{args.server}")
-    for family in FAMILIES:
-        for option, value in family.serve_defaults.get(args.server, {}).items():
-            if option not in rest:
-                rest = [*rest, option, value]
-    serve_server(module.build_server, rest)
+    if args.server is None:
+        if args.help:
+            args.serve_parser.print_help()
+            return 0
+        args.serve_parser.error("name the server to run, e.g. `rlf serve search` (`rlf serve -h` lists them)")
+    package = importlib.import_module(f"{SERVER_PACKAGE}.{args.server}")
+    samples = {option: value for family in FAMILIES
+               for option, value in family.serve_defaults.get(args.server, {}).items()}
+    serve_server(package, [*rest, "--help"] if args.help else rest, prog=f"rlf serve {args.server}", samples=samples)
     return 0
 
 
@@ -133,7 +157,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rlf", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    ro = sub.add_parser("rollout", help="run episodes with a policy and write trajectories as JSONL")
+    debug = argparse.ArgumentParser(add_help=False)
+    debug.add_argument("--debug", action="store_true", help=DEBUG_HELP)
+
+    ro = sub.add_parser("rollout", parents=[debug],
+                        help="run episodes with a policy and write trajectories as JSONL")
     ro.add_argument("env_id", help="a registered id, e.g. rlf/Search-NQ-v0 (see `rlf list`), or an env spec file "
                     "(.yaml/.json)")
     ro.add_argument("--policy", choices=["scripted", "openai"], default="scripted",
@@ -154,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     ro.add_argument("--extra-body", help="JSON merged into each request (e.g. vLLM sampling options)")
     ro.add_argument("--no-progress", action="store_true", help="no progress bar")
 
-    au = sub.add_parser("audit", help="run known reward hacks against an env's reward; exit 1 when one earns "
+    au = sub.add_parser("audit", parents=[debug], help="run known reward hacks against an env's reward; exit 1 when one earns "
                         "reward on more than --max-rate of the tasks, or the reference answer does not earn it")
     au.add_argument("env_id", help="a registered id (see `rlf list`) or an env spec file (.yaml/.json)")
     au.add_argument("-n", "--n", type=positive_int, default=50,
@@ -172,16 +200,22 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("--batch-size", type=positive_int, default=64, help="episodes stepped together (default 64)")
     au.add_argument("--seed", type=int, default=0, help="shuffles which tasks are played (default 0)")
 
-    sv = sub.add_parser("serve", help="run a tool server (extra arguments go to the server)")
-    sv.add_argument("server", choices=discover_servers(SERVER_PACKAGE))
+    # No -h of argparse's: `rlf serve NAME -h` must reach the server's own help (see serve).
+    sv = sub.add_parser("serve", add_help=False, help="run a tool server (`rlf serve NAME -h` shows its options)",
+                        description="Run a tool server: stdio by default, streamable HTTP with --transport http. "
+                        "A family's server given none of its data options serves the family's embedded sample.")
+    servers = discover_servers(SERVER_PACKAGE)
+    sv.add_argument("server", nargs="?", choices=servers, metavar="NAME", help=f"one of {', '.join(servers)}")
+    sv.add_argument("-h", "--help", action="store_true", help="show this help, or after NAME the server's options")
+    sv.set_defaults(serve_parser=sv)
 
     sub.add_parser("bench", help="run the benchmarks (extra arguments go to the benchmark, see `rlf bench -h`)",
                    add_help=False)
-    ev = sub.add_parser("eval-plans", help="score TravelPlanner submissions ({idx, query, plan} JSONL) as the "
+    ev = sub.add_parser("eval-plans", parents=[debug], help="score TravelPlanner submissions ({idx, query, plan} JSONL) as the "
                         "official evaluation does, without a model")
     from rlfactory_envs.travel.eval_plans import add_arguments as eval_plans_arguments
     eval_plans_arguments(ev)
-    ls = sub.add_parser("list", help="list the registered environment ids (and what given env specs resolve to)")
+    ls = sub.add_parser("list", parents=[debug], help="list the registered environment ids (and what given env specs resolve to)")
     ls.add_argument("specs", nargs="*", help="env spec files to check and show")
     return parser
 
@@ -190,24 +224,22 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
-    try:
-        if args.command == "serve":
-            return serve(args, rest)
-        if args.command == "bench":
-            return bench(rest)
-        if rest:
-            parser.error(f"unrecognised arguments: {' '.join(rest)}")
-        if args.command == "list":
-            return list_envs(args.specs)
-        if args.command == "eval-plans":
-            from rlfactory_envs.travel.eval_plans import eval_plans
-            return eval_plans(args)
-        if args.command == "audit":
-            return audit(args)
-        return rollout(args)
-    except (ConfigError, FileNotFoundError) as exc:  # a user's mistake: one line, no traceback
-        print(f"rlf {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+    if args.command == "serve":
+        return serve(args, rest)
+    if args.command == "bench":
+        return bench(rest)
+    if rest:
+        parser.error(f"unrecognised arguments: {' '.join(rest)}")
+    return run_command(f"rlf {args.command}", lambda: COMMANDS[args.command](args), debug=args.debug)
+
+
+def _eval_plans(args: argparse.Namespace) -> int:
+    from rlfactory_envs.travel.eval_plans import eval_plans
+
+    return eval_plans(args)
+
+
+COMMANDS = {"rollout": rollout, "audit": audit, "list": lambda args: list_envs(args.specs), "eval-plans": _eval_plans}
 
 
 if __name__ == "__main__":

@@ -27,12 +27,15 @@ import functools
 import inspect
 import json
 import os
+import types
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import pydantic
 import yaml
 
 from rlfactory_envs.kernel.env import ToolEnv
@@ -92,7 +95,7 @@ def resolve(ref: str | os.PathLike[str], overrides: Mapping[str, Any] | None = N
         raise ConfigError(f"unknown env {str(ref)!r}: give a registered id (see `rlf list`) or the path of an env "
                           f"spec file ({', '.join(SPEC_SUFFIXES)})")
     kwargs = {**spec.kwargs, **dict(overrides or {})}
-    check_settings(spec.env_id, kwargs, where=f"env spec {spec.source}" if spec.source else spec.env_id)
+    kwargs = check_settings(spec.env_id, kwargs, where=f"env spec {spec.source}" if spec.source else spec.env_id)
     return EnvSpec(spec.env_id, kwargs, spec.source)
 
 
@@ -108,31 +111,98 @@ def make_env(ref: str | os.PathLike[str], **kwargs: Any) -> ToolEnv:
 
 
 @functools.lru_cache(maxsize=64)
-def settings_of(env_id: str) -> frozenset[str] | None:
-    """The keyword arguments the env class of ``env_id`` takes (through ``**kwargs`` up to ``ToolEnv``'s), or
-    ``None`` when they cannot be known."""
+def setting_types(env_id: str) -> Mapping[str, Any] | None:
+    """The keyword arguments the env class of ``env_id`` takes (through ``**kwargs`` up to ``ToolEnv``'s), each with
+    its annotation (``Any`` where it has none or it cannot be read), or ``None`` when they cannot be known."""
     entry_point = gym.spec(env_id).entry_point
     env_class = gym.envs.registration.load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
-    names: set[str] = set()
+    annotations: dict[str, Any] = {}
     for cls in inspect.getmro(env_class) if inspect.isclass(env_class) else ():
         if "__init__" not in vars(cls):
             continue
+        try:
+            hints = typing.get_type_hints(cls.__init__)
+        except Exception:  # an annotation that names what the module does not import at run time
+            hints = {}
         parameters = inspect.signature(cls.__init__).parameters.values()
-        names |= {p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)} - {"self"}
+        for p in parameters:
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "self":
+                annotations.setdefault(p.name, hints.get(p.name, Any))
         if not any(p.kind is p.VAR_KEYWORD for p in parameters):
-            return frozenset(names)
+            return annotations
     return None
 
 
-def check_settings(env_id: str, kwargs: Mapping[str, Any], where: str) -> None:
-    """``ConfigError`` naming the first key of ``kwargs`` that ``env_id`` does not take."""
-    known = settings_of(env_id)
-    if known is None:
-        return
-    unknown = sorted(set(kwargs) - known - GYM_MAKE_SETTINGS)
+def settings_of(env_id: str) -> frozenset[str] | None:
+    """The keyword arguments the env class of ``env_id`` takes, or ``None`` when they cannot be known."""
+    annotations = setting_types(env_id)
+    return None if annotations is None else frozenset(annotations)
+
+
+def check_settings(env_id: str, kwargs: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``kwargs`` with each value of a plain type (numbers, booleans, strings, choices) converted to it as pydantic
+    does (``"6"`` to ``6`` for an ``int``); ``ConfigError`` naming the first key ``env_id`` does not take, or the
+    first value its type refuses."""
+    annotations = setting_types(env_id)
+    if annotations is None:
+        return dict(kwargs)
+    unknown = sorted(set(kwargs) - set(annotations) - GYM_MAKE_SETTINGS)
     if unknown:
         raise ConfigError(f"{where}: unknown setting {unknown[0]!r} for {env_id}; its settings are "
-                          f"{', '.join(sorted(known))}")
+                          f"{', '.join(sorted(annotations))}")
+    checked = dict(kwargs)
+    for key, value in kwargs.items():
+        annotation = annotations.get(key, Any)
+        if _is_plain(annotation):
+            try:
+                checked[key] = _adapter(annotation).validate_python(
+                    os.fspath(value) if isinstance(value, os.PathLike) else value)
+            except pydantic.ValidationError as exc:
+                raise ConfigError(f"{where}: {key}={value!r} is not {_type_name(annotation)}: "
+                                  f"{exc.errors()[0]['msg']}") from None
+    return checked
+
+
+def setting_from_text(env_id: str, key: str, text: str) -> Any:
+    """The value of ``--set key=text``: the JSON ``text`` stands for, or else ``text`` itself, whichever the
+    setting's type takes (``max_turns=6`` is the number 6, ``data_path=2024`` the string ``"2024"``)."""
+    try:
+        candidates = [json.loads(text), text]
+    except json.JSONDecodeError:
+        candidates = [text]
+    annotation = (setting_types(env_id) or {}).get(key, Any)
+    if _is_plain(annotation):
+        for candidate in candidates:
+            try:
+                return _adapter(annotation).validate_python(candidate)
+            except pydantic.ValidationError:
+                continue
+    return candidates[0]
+
+
+_PLAIN_TYPES = (int, float, bool, str, type(None))
+
+
+def _is_plain(annotation: Any) -> bool:
+    """Whether ``annotation`` is built only from numbers, booleans, strings, ``None`` and ``Literal`` choices."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return all(_is_plain(arg) for arg in typing.get_args(annotation))
+    return annotation in _PLAIN_TYPES
+
+
+@functools.lru_cache(maxsize=256)
+def _adapter(annotation: Any) -> pydantic.TypeAdapter[Any]:
+    return pydantic.TypeAdapter(annotation)
+
+
+def _type_name(annotation: Any) -> str:
+    """``int``, ``int | None``, ``one of 'qwen3', 'search_r1'``: a type as a user reads it."""
+    if typing.get_origin(annotation) is typing.Literal:
+        return "one of " + ", ".join(map(repr, typing.get_args(annotation)))
+    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
 
 
 def _absolute_paths(kwargs: dict[str, Any], folder: Path) -> dict[str, Any]:

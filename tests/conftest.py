@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -47,10 +46,19 @@ def sleep_server_entry(**tuning) -> dict:
 
 
 @contextmanager
-def openai_endpoint(handle: Callable[[Request], Awaitable[JSONResponse]]) -> Iterator[str]:
+def openai_endpoint(handle: Callable[[Request], Awaitable[JSONResponse]],
+                    models: list[str] | None = None) -> Iterator[str]:
     """A scripted OpenAI-compatible chat endpoint on loopback (real HTTP): ``handle`` answers every
-    ``POST /v1/chat/completions``. Yields the base URL (``http://127.0.0.1:PORT/v1``)."""
-    app = Starlette(routes=[Route("/v1/chat/completions", handle, methods=["POST"])])
+    ``POST /v1/chat/completions``; ``GET /v1/models`` lists ``models`` when given (else it is 404, as on an
+    endpoint without a model list). Yields the base URL (``http://127.0.0.1:PORT/v1``)."""
+    routes = [Route("/v1/chat/completions", handle, methods=["POST"])]
+    if models is not None:
+        async def list_models(request: Request) -> JSONResponse:
+            return JSONResponse({"object": "list", "data": [{"id": m, "object": "model", "created": 0,
+                                                             "owned_by": "test"} for m in models]})
+
+        routes.append(Route("/v1/models", list_models, methods=["GET"]))
+    app = Starlette(routes=routes)
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -78,32 +86,16 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-@contextmanager
-def http_tool_server(module: str, *args: str, log: Path, timeout_s: float = 30.0) -> Iterator[str]:
-    """``python -m module args --transport http`` on a free loopback port; yields its MCP URL, then stops it."""
-    port = free_port()
-    with log.open("w") as log_file:
-        process = subprocess.Popen(
-            [sys.executable, "-m", module, *args, "--transport", "http", "--host", "127.0.0.1", "--port", str(port)],
-            cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            if process.poll() is not None:
-                raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text()}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"server not listening on port {port} after {timeout_s} s:\n"
-                                         f"{log.read_text()}") from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+def count_requests(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The tools of every request the toolbox's server clients send from now on, in order."""
+    from rlfactory_envs.kernel.mcp.server_client import ServerClient
+
+    seen: list[str] = []
+    original = ServerClient.request
+
+    async def counting(self, tool, arguments, **kwargs):
+        seen.append(tool)
+        return await original(self, tool, arguments, **kwargs)
+
+    monkeypatch.setattr(ServerClient, "request", counting)
+    return seen

@@ -4,13 +4,17 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 
+RLF = [shutil.which("rlf")] if shutil.which("rlf") else [sys.executable, "-m", "rlfactory_envs.cli"]
+SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "rlfactory_envs" / "search" / "data" / "sample_corpus.jsonl"
+
+
 def rlf(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    command = [shutil.which("rlf")] if shutil.which("rlf") else [sys.executable, "-m", "rlfactory_envs.cli"]
-    return subprocess.run([*command, *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([*RLF, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 def test_list():
@@ -56,3 +60,61 @@ def test_bench_runs_the_checkout_benchmarks_from_anywhere(tmp_path):
                             capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert json.loads(out.read_text())["results"][0]["name"] == "env_overhead_batched"
+
+
+@pytest.mark.parametrize(("server", "data_option"), [("search", "--corpus"), ("sql", "--db-dir")])
+def test_serve_help_is_the_servers_own_with_the_shared_options(server, data_option):
+    result = rlf("serve", server, "--help")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("usage:") == 1 and result.stdout.startswith(f"usage: rlf serve {server} [-h]")
+    for option in (data_option, "--transport", "--host", "--port", "--path", "--log-level"):
+        assert option in result.stdout
+    assert f"Without {data_option}, it serves the embedded sample" in " ".join(result.stdout.split())
+
+
+def test_serve_without_a_server_lists_them_or_asks_for_one():
+    listed = rlf("serve", "-h")
+    assert listed.returncode == 0 and listed.stdout.startswith("usage: rlf serve [-h] [NAME]")
+    assert "search, sleep, sql, travel" in listed.stdout
+    missing = rlf("serve")
+    assert missing.returncode == 2 and "name the server to run" in missing.stderr
+
+
+def test_serve_refuses_an_abbreviated_option_instead_of_serving_the_sample():
+    result = rlf("serve", "search", "--corp", "my-corpus.jsonl")
+    assert result.returncode == 2 and "unrecognized arguments: --corp my-corpus.jsonl" in result.stderr
+
+
+@pytest.mark.integration
+def test_serve_over_http_says_where_and_that_it_serves_the_embedded_sample():
+    import anyio
+    from mcp import Client
+
+    from tests.conftest import free_port
+    from tests.server_process import server_process
+
+    port = free_port()
+    command = [*RLF, "serve", "search", "--transport", "http", "--port", str(port)]
+    with server_process(command) as server:
+        url = server.url()
+        assert url == f"http://127.0.0.1:{port}/mcp"
+        server.wait_for(r"^rlf serve search: no --corpus given, so the data is the embedded sample, .*; serve your "
+                        r"own with --corpus \(see rlf serve search --help\)$")
+
+        async def search() -> str:
+            with anyio.fail_after(30):
+                async with Client(url) as client:
+                    return (await client.call_tool("search", {"query": "ship", "topk": 1})).content[0].text
+
+        assert anyio.run(search).startswith("Doc 1(Title: ")
+    assert server.stderr.splitlines()[0] == (
+        f'rlf serve search: serving "search" (tools: search) over streamable HTTP at {url}; data: corpus '
+        f"{SAMPLE_CORPUS}, BM25 retriever")
+
+
+def test_serve_with_its_own_data_does_not_mention_the_sample():
+    result = rlf("serve", "search", f"--corpus={SAMPLE_CORPUS}")  # stdin is closed: it starts, says so, and ends
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [f'rlf serve search: serving "search" (tools: search) over stdio; data: '
+                                          f"corpus {SAMPLE_CORPUS}, BM25 retriever"]

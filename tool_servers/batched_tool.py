@@ -6,8 +6,13 @@ A tool registered here is published twice:
 - ``NAME(**arguments)``: the ordinary tool the model sees;
 - ``NAME_batch(calls=[arguments, ...], deadline_s=None)``: every element run in one request, returning one JSON
   text ``[{"text": str, "is_error": bool}, ...]`` aligned with ``calls``; an element still running after
-  ``deadline_s`` is abandoned and reported as an error, so one hanging call does not fail those merged with it. Its tool ``meta`` carries
-  ``{"rlfactory/batch_of": "NAME"}`` so a client can find it and hide it from the model.
+  ``deadline_s`` is abandoned and reported as an error, so one hanging call does not fail those merged with it.
+  Its tool ``meta`` carries ``{"rlfactory/batch_of": "NAME"}`` so a client can find it and hide it from the model;
+  its schema describes each element of ``calls`` with ``NAME``'s own input schema.
+
+The batched forms are for a client that merges calls (our toolbox), not for a model or a person: a ``tools/list``
+answer leaves them out unless the request's ``_meta`` carries ``{"rlfactory/batch_forms": true}`` (the middleware
+``hide_batch_forms``, installed once per server). A hidden tool is still called by its name.
 
 Each element is validated against ``NAME``'s signature on its own: one bad element gives an ``is_error`` entry,
 the others still run. By default the valid elements run concurrently through ``fn``; a tool that is faster on
@@ -18,16 +23,22 @@ one result per element, in order.
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import pydantic
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 
 BATCH_OF_META_KEY = "rlfactory/batch_of"
 """Tool ``meta`` key that marks ``NAME_batch`` as the batched form of ``NAME``."""
+
+BATCH_FORMS_META_KEY = "rlfactory/batch_forms"
+"""Request ``_meta`` key: a ``tools/list`` request that sets it to ``true`` is shown the batched forms too."""
 
 MAX_BATCH_CALLS = 16384
 
@@ -48,11 +59,43 @@ def result_text(value: Any) -> str:
 def arguments_model(fn: Callable[..., Any], tool_name: str) -> type[pydantic.BaseModel]:
     """A pydantic model of ``fn``'s parameters (unknown keys rejected), to validate one call's arguments."""
     fields: dict[str, Any] = {}
-    for param in inspect.signature(fn).parameters.values():
+    for param in inspect.signature(fn, eval_str=True).parameters.values():  # string annotations resolved
         annotation = Any if param.annotation is inspect.Parameter.empty else param.annotation
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (annotation, default)
     return pydantic.create_model(f"{tool_name}_arguments", __config__=pydantic.ConfigDict(extra="forbid"), **fields)
+
+
+def batch_input_schema(batch_schema: dict[str, Any], item_schema: dict[str, Any]) -> dict[str, Any]:
+    """``batch_schema`` (the schema of the batched form's signature) with each element of ``calls`` described by
+    ``item_schema`` (the tool's own input schema); the tool's ``$defs`` move to the top, where its references
+    point."""
+    schema = copy.deepcopy(batch_schema)
+    schema["properties"]["calls"].update(items={k: v for k, v in item_schema.items() if k != "$defs"},
+                                         maxItems=MAX_BATCH_CALLS)
+    if "$defs" in item_schema:
+        schema["$defs"] = copy.deepcopy(item_schema["$defs"])
+    return schema
+
+
+async def hide_batch_forms(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Server middleware: a ``tools/list`` answer leaves out the tools whose ``meta`` has ``BATCH_OF_META_KEY``,
+    unless the request's ``_meta`` sets ``BATCH_FORMS_META_KEY`` to ``true``."""
+    result = await call_next(ctx)
+    if ctx.method != "tools/list" or (ctx.meta or {}).get(BATCH_FORMS_META_KEY) is True:
+        return result
+    if not isinstance(result, dict):  # the SDK's handler answers with the wire dict; anything else is not ours
+        return result
+    shown = [tool for tool in result.get("tools", []) if BATCH_OF_META_KEY not in (tool.get("_meta") or {})]
+    return {**result, "tools": shown}
+
+
+def _registered(server: MCPServer, name: str) -> Tool:
+    # MCPServer has no public accessor for a registered tool, whose ``parameters`` is the schema it lists.
+    tool = server._tool_manager.get_tool(name)
+    if tool is None:
+        raise KeyError(f"no tool {name!r} is registered")
+    return tool
 
 
 def _validation_message(tool_name: str, exc: pydantic.ValidationError) -> str:
@@ -62,7 +105,8 @@ def _validation_message(tool_name: str, exc: pydantic.ValidationError) -> str:
 
 def add_batched_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | None = None,
                      description: str | None = None, batch_fn: BatchFn | None = None) -> None:
-    """Register ``fn`` as tool ``name`` and its batched form ``name + "_batch"`` on ``server``."""
+    """Register ``fn`` as tool ``name`` and its batched form ``name + "_batch"`` on ``server`` (hidden from
+    ``tools/list`` unless asked for, see the module's docstring)."""
     tool_name = name or fn.__name__
     server.add_tool(fn, name=tool_name, description=description, structured_output=False)
     model = arguments_model(fn, tool_name)
@@ -117,7 +161,7 @@ def add_batched_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | N
                 entries[position] = {"text": f"Error: arguments of {tool_name} must be a JSON object", "is_error": True}
                 continue
             try:
-                valid.append(model.model_validate(arguments).model_dump())
+                valid.append(dict(model.model_validate(arguments)))  # values as validated, as the tool itself gets them
                 valid_positions.append(position)
             except pydantic.ValidationError as exc:
                 entries[position] = {"text": _validation_message(tool_name, exc), "is_error": True}
@@ -133,12 +177,19 @@ def add_batched_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | N
                 entries[position] = {"text": result_text(value), "is_error": False}
         return json.dumps(entries, ensure_ascii=False)
 
+    batch_name = f"{tool_name}_batch"
     server.add_tool(
         batch,
-        name=f"{tool_name}_batch",
+        name=batch_name,
         description=f"Batched form of `{tool_name}`: runs every element of `calls` (each an arguments object of "
         f"`{tool_name}`) and returns a JSON list of {{text, is_error}} in the same order. An element still running "
         "after `deadline_s` seconds is abandoned and reported as an error; the others keep their results.",
         meta={BATCH_OF_META_KEY: tool_name},
         structured_output=False,
     )
+    # A call is validated with ``batch``'s own signature (``calls: list[Any]``: each element is checked above, on
+    # its own), never with the listed schema; so the listed schema can say what an element is.
+    batched = _registered(server, batch_name)
+    batched.parameters = batch_input_schema(batched.parameters, _registered(server, tool_name).parameters)
+    if hide_batch_forms not in server.middleware:
+        server.middleware.append(hide_batch_forms)

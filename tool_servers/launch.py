@@ -1,35 +1,149 @@
-"""The command line every tool server shares: pick a transport, bind to loopback unless told otherwise."""
+"""The command line every tool server shares: one parser for the server's own options and the shared ones (transport,
+where to listen, how much to log), a start message, request logging, and the server run until stopped.
+
+``serve(package)`` is a server package's ``__main__``; ``rlf serve NAME`` calls it with its own ``prog`` and the
+options that point the server at its family's embedded sample. Everything said here goes to stderr: stdout carries
+the protocol of the stdio transport.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
+import socket
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
 
+import uvicorn
 from mcp.server.mcpserver import MCPServer
+
+from rlfactory_tool_servers.batched_tool import BATCH_OF_META_KEY
+from rlfactory_tool_servers.request_log import log_requests
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class ServerPackage(Protocol):
+    """What a tool server package (``rlfactory_tool_servers.NAME``) exports, for ``serve``."""
+
+    __name__: str
+
+    def options_parser(self, prog: str = ...) -> argparse.ArgumentParser:
+        """The server's own options, in a parser named ``prog``."""
+
+    def build_server(self, argv: Sequence[str], prog: str = ...) -> MCPServer:
+        """The server its own options ``argv`` ask for; a usage error (``SystemExit``) is named ``prog``."""
+
+    def describe_data(self, options: argparse.Namespace) -> str:
+        """What the server its parsed ``options`` ask for answers from, in a few words."""
 
 
 def transport_parser() -> argparse.ArgumentParser:
-    """Options common to all servers; a server's own options are parsed by its ``build_server``."""
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+    """The options every server shares, as a parent parser (it has no ``-h``)."""
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    shared = parser.add_argument_group("transport and logging (every server)")
+    shared.add_argument("--transport", choices=["stdio", "http"], default="stdio",
                         help="stdio (default) or streamable HTTP")
-    parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1, loopback only)")
-    parser.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
-    parser.add_argument("--path", default="/mcp", help="HTTP endpoint path (default /mcp)")
+    shared.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1, loopback only)")
+    shared.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000; 0 picks a free one)")
+    shared.add_argument("--path", default="/mcp", help="HTTP endpoint path (default /mcp)")
+    shared.add_argument("--log-level", choices=LOG_LEVELS, default="warning",
+                        help="warning (default): the start message and problems; info: also one line per MCP request "
+                             "(method, tool, duration, is_error) and the HTTP access log; debug: also each request's "
+                             "parameters and the MCP SDK's own debug log; error: errors only, no start message")
     return parser
 
 
-def serve(build_server: Callable[[Sequence[str]], MCPServer], argv: Sequence[str] | None = None) -> None:
-    """Parse the transport options out of ``argv``, build the server from the rest, and run it until stopped."""
+def command_parser(package: ServerPackage, prog: str,
+                   samples: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
+    """One parser, named ``prog``, for ``package``'s own options and the shared ones; its help says which embedded
+    ``samples`` options stand in when none of them is given."""
+    own = package.options_parser(prog)
+    epilog = own.epilog
+    if samples:
+        given = " ".join(f"{option} {value}" for option, value in samples.items())
+        note = (f"Without {' or '.join(samples)}, it serves the embedded sample ({given}), a small one for trying "
+                "things out.")
+        epilog = f"{epilog}\n\n{note}" if epilog else note
+    return argparse.ArgumentParser(prog=prog, description=own.description, epilog=epilog,
+                                   parents=[own, transport_parser()], add_help=False, allow_abbrev=False)
+
+
+def serve(package: ServerPackage, argv: Sequence[str] | None = None, *, prog: str | None = None,
+          samples: Mapping[str, str] | None = None) -> None:
+    """Run ``package``'s server as ``argv`` (default: this process's arguments) asks, until it is stopped.
+
+    ``samples``: options (``{"--corpus": path}``) that point the server at an embedded sample, added when ``argv``
+    gives none of them; the start message then says so, and how to serve other data.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
-    if "-h" in argv or "--help" in argv:
-        transport_parser().print_help()
-        print()
-    transport, rest = transport_parser().parse_known_args(argv)
-    server = build_server(rest)
-    if transport.transport == "stdio":
+    prog = prog or f"python -m {package.__name__}"
+    samples = dict(samples or {})
+    parser = command_parser(package, prog, samples)
+    filled = {} if any(_gives(argv, option) for option in samples) else samples
+    argv += [part for option, value in filled.items() for part in (option, value)]
+    options = parser.parse_args(argv)
+    _, server_argv = transport_parser().parse_known_args(argv)
+    # Before the server is built: the SDK configures the root logger only when nobody has.
+    logging.basicConfig(level=options.log_level.upper(), format=LOG_FORMAT, stream=sys.stderr, force=True)
+    server = package.build_server(server_argv, prog=prog)
+    server.middleware.append(log_requests)
+    tools = [tool.name for tool in asyncio.run(server.list_tools()) if BATCH_OF_META_KEY not in (tool.meta or {})]
+
+    def announce(where: str) -> None:
+        if options.log_level != "error":
+            lines = start_lines(prog, server.name, tools, where, package.describe_data(options), filled)
+            print("\n".join(lines), file=sys.stderr, flush=True)
+
+    if options.transport == "stdio":
+        announce("over stdio")
         server.run("stdio")
     else:
-        server.run("streamable-http", host=transport.host, port=transport.port,
-                   streamable_http_path=transport.path, json_response=True)
+        run_http(server, options, lambda port: announce(
+            f"over streamable HTTP at {http_url(options.host, port, options.path)}"))
+
+
+def start_lines(prog: str, name: str, tools: Sequence[str], where: str, data: str,
+                samples: Mapping[str, str]) -> list[str]:
+    """What a server says when it starts: what it serves, where, from which data; and when the data is the
+    embedded sample (the ``samples`` options were added), that it is, and how to serve other data."""
+    lines = [f'{prog}: serving "{name}" (tools: {", ".join(tools) or "none"}) {where}; data: {data}']
+    if samples:
+        lines.append(f"{prog}: no {' or '.join(samples)} given, so the data is the embedded sample, a small one for "
+                     f"trying things out; serve your own with {' and '.join(samples)} (see {prog} --help)")
+    return lines
+
+
+def http_url(host: str, port: int, path: str) -> str:
+    """The URL a client reaches the server at (an IPv6 address in brackets)."""
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}{path}"
+
+
+class _AnnouncingServer(uvicorn.Server):
+    """A uvicorn server that calls ``on_listening(port)`` once it listens, not before: a client may connect as soon
+    as it reads the start message."""
+
+    def __init__(self, config: uvicorn.Config, on_listening: Callable[[int], None]) -> None:
+        super().__init__(config)
+        self._on_listening = on_listening
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            ports = [sock.getsockname()[1] for listener in self.servers for sock in listener.sockets]
+            self._on_listening(ports[0] if ports else self.config.port)
+
+
+def run_http(server: MCPServer, options: argparse.Namespace, on_listening: Callable[[int], None]) -> None:
+    """Serve ``server`` over streamable HTTP where ``options`` say; uvicorn logs (its access log included) through
+    the root logger, at ``options.log_level``."""
+    app = server.streamable_http_app(streamable_http_path=options.path, json_response=True, host=options.host)
+    config = uvicorn.Config(app, host=options.host, port=options.port, log_level=options.log_level, log_config=None)
+    _AnnouncingServer(config, on_listening).run()
+
+
+def _gives(argv: Sequence[str], option: str) -> bool:
+    return any(arg == option or arg.startswith(f"{option}=") for arg in argv)

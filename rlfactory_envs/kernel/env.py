@@ -32,6 +32,7 @@ from __future__ import annotations
 import copy
 import time
 import uuid
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -61,6 +62,10 @@ def _without_arguments(spec: ToolSpec, names: set[str]) -> ToolSpec:
     if isinstance(schema.get("required"), list):
         schema["required"] = [key for key in schema["required"] if key not in names]
     return ToolSpec(spec.name, spec.description, schema, spec.server)
+
+
+class MissingToolWarning(UserWarning):
+    """A tool the env's prompt tells the model to call is not among the tools the model sees."""
 
 
 class EpisodeOver(RuntimeError):
@@ -100,6 +105,9 @@ class ToolEnv(gym.Env[str, str]):
     notebook, a device) apart by it."""
 
     metadata = {"render_modes": ["ansi"]}
+    prompt_tools: tuple[str, ...] = ()
+    """The tools the family's prompt tells the model to call: a ``MissingToolWarning`` names those the model
+    cannot see (the servers given do not offer them, or ``tools_allowed``/``tools_denied`` hide them)."""
 
     def __init__(
         self,
@@ -161,6 +169,7 @@ class ToolEnv(gym.Env[str, str]):
         self._transcript: list[str] = []
         self._messages: list[dict[str, Any]] = []
         self._tool_results: list[dict[str, Any]] = []
+        self._prompt_tools_checked = False
 
     # -- Gymnasium API ---------------------------------------------------------------------------------------
 
@@ -333,6 +342,9 @@ class ToolEnv(gym.Env[str, str]):
 
     def _begin(self, task: Any) -> tuple[str, dict[str, Any]]:
         specs = self._specs_for(task)
+        if not self._prompt_tools_checked:
+            self._prompt_tools_checked = True
+            self._warn_missing_prompt_tools({spec.name for spec in specs})
         messages = self.initial_messages(task, specs)
         prompt = messages[-1]["content"]
         if len(prompt) > self.max_prompt_chars:
@@ -351,6 +363,15 @@ class ToolEnv(gym.Env[str, str]):
         shown = self.chat_format.shows_tool_schemas
         info["tools"] = [spec.openai_schema() for spec in copy.deepcopy(specs)] if shown else []
         return prompt, info
+
+    def _warn_missing_prompt_tools(self, seen: set[str]) -> None:
+        missing = [name for name in self.prompt_tools if name not in seen]
+        if missing:
+            servers = ", ".join(self.toolbox.config.servers)
+            warnings.warn(f"{type(self).__name__}: its prompt tells the model to call {', '.join(missing)}, but the "
+                          f"model sees no such tool (tool servers: {servers}; tools: {', '.join(sorted(seen)) or 'none'})"
+                          f"; give tool_servers= a server that offers it, or stop hiding it with tools_allowed/"
+                          "tools_denied", MissingToolWarning, stacklevel=4)
 
     def _base_info(self, turn: int) -> dict[str, Any]:
         return {"dataset": self.tasks.name, "task_id": getattr(self.task, "task_id", None), "turn": turn}

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from rlfactory_envs.kernel.chat_format import ChatFormat
 from rlfactory_envs.kernel.env import ToolEnv
+from rlfactory_envs.kernel.errors import ConfigError
+from rlfactory_envs.kernel.mcp.errors import connection_failure, describe
 from rlfactory_envs.kernel.tool_call import ToolCall
 
 
@@ -29,6 +31,17 @@ def tool_calls_as_text(tool_calls: Any, chat_format: ChatFormat) -> str:
             arguments = function.arguments
         blocks.append(chat_format.render_call(ToolCall(function.name, arguments)))
     return "\n".join(blocks)
+
+
+@runtime_checkable
+class EndpointPolicy(Policy, Protocol):
+    """A policy served from an endpoint, checked before the first episode."""
+
+    async def check_endpoint(self) -> None: ...
+
+
+class PolicyError(Exception):
+    """The policy could not answer for a reason outside the model (its endpoint is down or refused the request)."""
 
 
 class OpenAIChatPolicy:
@@ -54,7 +67,37 @@ class OpenAIChatPolicy:
         self.extra_body = dict(extra_body or {})
         self._tools: dict[int, list[dict[str, Any]]] = {}
 
+    async def check_endpoint(self) -> None:
+        """``ConfigError`` naming the problem and the fix when the endpoint cannot be reached, refuses the API key,
+        or lists its models and ``model`` is not among them (an endpoint without a model list passes)."""
+        from openai import APIConnectionError, APIStatusError
+
+        try:
+            served = [m.id for m in (await self.client.with_options(max_retries=1).models.list()).data]
+        except APIConnectionError as exc:
+            raise ConfigError(f"cannot reach the model endpoint {self.client.base_url}: {connection_failure(exc)}; start the "
+                              "server (e.g. `vllm serve MODEL --port 8000`) or pass --base-url") from None
+        except APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise ConfigError(f"the model endpoint {self.client.base_url} refused the API key (HTTP "
+                                  f"{exc.status_code}); pass --api-key") from None
+            return
+        if served and self.model not in served:
+            raise ConfigError(f"the model endpoint {self.client.base_url} does not serve {self.model!r}; it serves "
+                              f"{', '.join(map(repr, served[:10]))}{' ...' if len(served) > 10 else ''}; pass --model")
+
     async def act(self, env: ToolEnv, observation: str) -> str:
+        from openai import APIConnectionError, APIStatusError
+
+        try:
+            return await self._act(env)
+        except APIConnectionError as exc:
+            raise PolicyError(f"cannot reach the model endpoint {self.client.base_url}: {connection_failure(exc)}") from exc
+        except APIStatusError as exc:
+            raise PolicyError(f"the model endpoint {self.client.base_url} answered HTTP {exc.status_code}: "
+                              f"{describe(exc)}") from exc
+
+    async def _act(self, env: ToolEnv) -> str:
         if env.chat_format.single_message:
             return await self._continue(env)
         messages = [m for m in env.messages if m["role"] in ("system", "user", "assistant", "tool")]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -19,7 +20,11 @@ from tqdm import tqdm
 from rlfactory_envs.env_spec import make_env
 from rlfactory_envs.kernel.batch import EnvBatch
 from rlfactory_envs.kernel.env import ToolEnv
-from rlfactory_envs.rollout.policy import Policy
+from rlfactory_envs.rollout.policy import EndpointPolicy, Policy, PolicyError
+
+
+MAX_FAILURE_REASONS = 5
+"""Distinct failure reasons the summary lists."""
 
 
 @dataclass
@@ -62,6 +67,8 @@ class RolloutSummary:
     episodes_per_s: float
     truncated: int
     failed: int
+    failures: dict[str, int] = field(default_factory=dict)
+    """Why episodes failed (the policy's endpoint, a tool server, the env), most frequent first, with counts."""
     report: dict[str, Any] | None = None
     report_table: str | None = None
 
@@ -78,6 +85,7 @@ class RolloutSummary:
             ("steps/s", f"{self.steps_per_s:.1f}"),
             ("episodes/s", f"{self.episodes_per_s:.1f}"),
         ]
+        rows += [("failed because", f"{count} x {reason}") for reason, count in self.failures.items()]
         width = max(len(name) for name, _ in rows)
         table = "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
         return f"{table}\n\n{self.report_table}" if self.report_table else table
@@ -101,6 +109,7 @@ def summarise(records: list[EpisodeRecord], seconds: float) -> RolloutSummary:
         episodes_per_s=len(records) / seconds if seconds > 0 else 0.0,
         truncated=sum(r.truncated for r in records),
         failed=sum(r.error is not None for r in records),
+        failures=dict(Counter(r.error for r in records if r.error is not None).most_common(MAX_FAILURE_REASONS)),
     )
 
 
@@ -119,8 +128,10 @@ async def _run_batch(env_id: str, envs: list[ToolEnv], seeds: list[int], policy:
         actions: list[str | None] = [None] * len(envs)
         for i, response in zip(live, responses):
             if isinstance(response, BaseException):
-                envs[i].abort(f"policy failed: {response!r}")
-                records[i].truncated, records[i].error = True, f"policy failed: {response!r}"
+                reason = f"policy failed: {response}" if isinstance(response, PolicyError) else \
+                    f"policy failed: {response!r}"
+                envs[i].abort(reason)
+                records[i].truncated, records[i].error = True, reason
             else:
                 actions[i] = response
         for i, result in enumerate(await batch.astep(actions)):
@@ -149,7 +160,8 @@ async def run_rollouts(env_id: str, policy_factory: Callable[[ToolEnv], Policy],
                        seed: int = 0, env_kwargs: dict[str, Any] | None = None, out: TextIO | None = None,
                        progress: bool = True) -> tuple[RolloutSummary, list[EpisodeRecord]]:
     """Run ``n`` episodes (seeds ``seed .. seed+n-1``) of ``env_id`` (a registered id or an env spec path) in
-    batches; write each record to ``out`` as JSONL."""
+    batches; write each record to ``out`` as JSONL. A policy with an endpoint is checked first (``ConfigError`` when
+    it cannot be reached or does not serve its model)."""
     kwargs = dict(env_kwargs or {})
     kwargs["record_timings"] = True
     envs = [make_env(env_id, **kwargs)]
@@ -157,6 +169,9 @@ async def run_rollouts(env_id: str, policy_factory: Callable[[ToolEnv], Policy],
     started = time.perf_counter()
     try:
         policy = policy_factory(envs[0])
+        if isinstance(policy, EndpointPolicy):  # a dead or wrong endpoint fails here, not as N failed episodes
+            await policy.check_endpoint()
+        await envs[0].toolbox.astart()  # a dead tool server too, before the progress bar shows
         envs += [make_env(env_id, **kwargs) for _ in range(min(batch_size, n) - 1)]
         batch = EnvBatch(envs)
         with tqdm(total=n, desc=f"{env_id} [{policy.name}]", unit="ep", disable=not progress) as bar:

@@ -45,6 +45,8 @@ class SearchEnv(ToolEnv):
     """Open-domain QA with a search tool. ``chat_format="qwen3"`` (``<tool_call>`` JSON, the default) or
     ``"search_r1"`` (``<search>``/``<information>`` tags)."""
 
+    prompt_tools = ("search",)
+
     def __init__(
         self,
         *,

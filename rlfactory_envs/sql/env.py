@@ -70,6 +70,8 @@ class SqlEnv(ToolEnv):
     on each database and scores 1.0 only if all match; the tools see only ``<db_id>.sqlite``.
     ``query_timeout_s`` bounds every query, the tools' and the reward's."""
 
+    prompt_tools = ("list_tables", "describe_table", "run_query")
+
     def __init__(
         self,
         *,

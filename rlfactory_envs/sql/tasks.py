@@ -40,7 +40,10 @@ Dataset = Literal["spider", "bird"]
 
 
 def default_db_dir(data_path: str | os.PathLike[str]) -> Path:
-    """The database folder beside a question file; ``FileNotFoundError`` naming what was looked for."""
+    """The database folder beside a question file; ``FileNotFoundError`` when the file is missing, or naming the
+    folders looked for."""
+    if not Path(data_path).is_file():
+        raise FileNotFoundError(f"no such file: {data_path} (the questions file given as data_path)")
     parent = Path(data_path).resolve().parent
     for name in _DB_DIR_NAMES:
         if (parent / name).is_dir():

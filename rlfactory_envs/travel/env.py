@@ -57,6 +57,9 @@ def travel_server_config(database_dir: str, flights_path: str | None = None, *,
 class TravelEnv(ToolEnv):
     """TravelPlanner with its sandbox tools; see the module docstring for every setting."""
 
+    prompt_tools = ("search_flights", "distance_matrix", "search_accommodations", "search_restaurants",
+                    "search_attractions", "search_cities", "notebook_write", "notebook_read")
+
     def __init__(
         self,
         *,

@@ -2,8 +2,6 @@
 commands, real processes and a real closed port, and nothing left running afterwards."""
 
 import os
-import socket
-import subprocess
 import sys
 import textwrap
 import threading
@@ -18,6 +16,7 @@ from rlfactory_envs.kernel.mcp.stdio_connect import command_problem
 from rlfactory_envs.kernel.mcp.toolbox import Toolbox
 from rlfactory_envs.kernel.tool_call import ToolCall
 from tests.conftest import REPO_ROOT, free_port
+from tests.server_process import listening_process
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="child processes are read from /proc")
 
@@ -158,21 +157,8 @@ def test_an_http_url_where_nothing_listens_is_refused():
 def plain_http_server():
     """``python -m http.server`` on a free loopback port: it answers an MCP POST with 501."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                assert time.monotonic() < deadline and process.poll() is None, "http.server did not start"
-                time.sleep(0.05)
+    with listening_process([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"], port):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.mark.integration

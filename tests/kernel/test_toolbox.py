@@ -8,11 +8,11 @@ import time
 import pytest
 
 from rlfactory_envs.kernel.mcp.config import as_stdio, bundled_server_config, load_mcp_config
-from rlfactory_envs.kernel.mcp.server_client import ServerClient
 from rlfactory_envs.kernel.mcp.session import TransportError
 from rlfactory_envs.kernel.mcp.toolbox import Toolbox, acquire_toolbox
 from rlfactory_envs.kernel.tool_call import ToolCall
-from tests.conftest import http_tool_server, sleep_server_entry
+from tests.conftest import count_requests, sleep_server_entry
+from tests.server_process import http_tool_server
 
 INPROCESS_SLEEP = {"mcpServers": {"sleep": {"module": "rlfactory_tool_servers.sleep"}}}
 
@@ -26,18 +26,6 @@ def inprocess():
 
 def sleeps(*ms):
     return [ToolCall("sleep", {"ms": m}, call_id=i) for i, m in enumerate(ms)]
-
-
-def count_requests(monkeypatch):
-    seen = []
-    original = ServerClient.request
-
-    async def counting(self, tool, arguments, **kwargs):
-        seen.append(tool)
-        return await original(self, tool, arguments, **kwargs)
-
-    monkeypatch.setattr(ServerClient, "request", counting)
-    return seen
 
 
 def test_catalog_hides_batched_forms(inprocess):
@@ -144,7 +132,7 @@ def test_bundled_server_config_in_process_or_over_stdio():
     assert inprocess == {"mcpServers": {"s": {"module": "rlfactory_tool_servers.sleep", "args": ["--x", "1"], "timeout_s": 2}}}
     stdio = load_mcp_config(bundled_server_config("s", "rlfactory_tool_servers.sleep", ["--x", "1"], transport="stdio"))
     entry = stdio.servers["s"]
-    assert entry.command == sys.executable and entry.args == ["-m", "rlfactory_tool_servers.sleep", "--x", "1"]
+    assert entry.command == sys.executable and entry.args == ["-m", "rlfactory_tool_servers.sleep", "--x", "1", "--log-level", "error"]
     with pytest.raises(ValueError, match="inprocess"):
         bundled_server_config("s", "rlfactory_tool_servers.sleep", [], transport="http")
 
@@ -185,7 +173,7 @@ def test_stdio_close_stops_the_server_process():
 
 @pytest.fixture
 def http_sleep_server(tmp_path):
-    with http_tool_server("rlfactory_tool_servers.sleep", log=tmp_path / "server.log") as url:
+    with http_tool_server("rlfactory_tool_servers.sleep") as url:
         yield url
 
 

@@ -10,7 +10,8 @@ import pytest
 from rlfactory_envs.rollout.runner import run_rollouts
 from rlfactory_envs.search.family import FAMILY
 from rlfactory_envs.search.tasks import SAMPLE_CORPUS_PATH
-from tests.conftest import http_tool_server, shared_file
+from tests.conftest import shared_file
+from tests.server_process import http_tool_server
 
 DATA_ENV_VAR, CORPUS_ENV_VAR = FAMILY.env_vars["data_path"], FAMILY.env_vars["corpus_path"]
 
@@ -82,7 +83,7 @@ def test_scripted_baseline_really_searches_and_scores(env_id):
 
 @pytest.mark.integration
 def test_search_server_over_streamable_http(tmp_path):
-    with http_tool_server("rlfactory_tool_servers.search", "--corpus", str(SAMPLE_CORPUS_PATH), log=tmp_path / "log") as url:
+    with http_tool_server("rlfactory_tool_servers.search", "--corpus", str(SAMPLE_CORPUS_PATH)) as url:
         env = gym.make("rlf/Search-NQ-v0", tool_servers={"mcpServers": {"search": {"url": url}}}).unwrapped
         try:
             _, info = env.reset(seed=2)

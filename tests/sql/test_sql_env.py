@@ -162,9 +162,9 @@ def test_the_server_as_a_stdio_subprocess_behind_the_env():
 @pytest.mark.integration
 def test_sql_server_over_streamable_http_with_the_db_id_bound(tmp_path):
     from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
-    from tests.conftest import http_tool_server
+    from tests.server_process import http_tool_server
 
-    with http_tool_server("rlfactory_tool_servers.sql", "--db-dir", str(SAMPLE_DB_DIR), log=tmp_path / "log") as url:
+    with http_tool_server("rlfactory_tool_servers.sql", "--db-dir", str(SAMPLE_DB_DIR)) as url:
         env = gym.make("rlf/NL2SQL-Spider-v0", tool_servers={"mcpServers": {"sql": {"url": url}}}).unwrapped
         try:
             _, info = env.reset(seed=0)

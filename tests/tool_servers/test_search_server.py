@@ -14,13 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
 
-from rlfactory_tool_servers.batched_tool import BATCH_OF_META_KEY
+from rlfactory_tool_servers.batched_tool import BATCH_FORMS_META_KEY, BATCH_OF_META_KEY
 from rlfactory_tool_servers.search import build_server
 from rlfactory_tool_servers.search.bm25_retriever import METADATA_FILE, BM25Retriever, corpus_fingerprint
 from rlfactory_tool_servers.search.corpus import Corpus, load_corpus
 from rlfactory_tool_servers.search.formatting import format_passages
 from rlfactory_tool_servers.search.server import NO_MATCH_TEXT, SearchLimits, SearchService, create_server
-from tests.conftest import REPO_ROOT, SHARED_DATA, http_tool_server
+from tests.conftest import REPO_ROOT, SHARED_DATA
+from tests.server_process import http_tool_server
 
 WIKI_SAMPLE = SHARED_DATA / "wiki" / "wiki18_sample_1000.jsonl"
 FAISS_SAMPLE = SHARED_DATA / "wiki" / "e5_flat_sample.index"
@@ -208,8 +209,9 @@ def test_bm25_cache_refuses_a_foreign_directory(corpus: Corpus, tmp_path: Path) 
 
 async def test_tools_listed_with_description_and_batch_meta(service: SearchService) -> None:
     async with Client(create_server(service)) as client:
-        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(tools) == {"search", "search_batch"}
+        tools = {tool.name: tool for tool in (await client.list_tools(meta={BATCH_FORMS_META_KEY: True})).tools}
+        shown = {tool.name for tool in (await client.list_tools()).tools}
+    assert set(tools) == {"search", "search_batch"} and shown == {"search"}
     description = tools["search"].description or ""
     assert "Search Wikipedia" in description and "top passages" in description
     assert "1 to 5" in description and "100 characters" in description
@@ -291,7 +293,7 @@ async def test_server_answers_while_a_search_runs(corpus: Corpus) -> None:
             tasks.start_soon(client.call_tool, "search", {"query": "blocked"})
             assert await anyio.to_thread.run_sync(entered.wait, 5)
             with anyio.fail_after(5):
-                assert len((await client.list_tools()).tools) == 2
+                assert [tool.name for tool in (await client.list_tools()).tools] == ["search"]
             assert not finished.is_set(), "the server answered only after the search: retrieval blocked the loop"
             release.set()
 
@@ -321,7 +323,7 @@ async def test_build_server_with_index_dir(corpus_path: Path, tmp_path: Path) ->
 
 async def check_search_over(client: Client) -> None:
     tools = {tool.name for tool in (await client.list_tools()).tools}
-    assert tools == {"search", "search_batch"}
+    assert tools == {"search"}  # the batched form is hidden from a client that does not ask for it, but answers
     result = await client.call_tool("search", {"query": "Everest Himalayas", "topk": 1})
     assert not result.is_error
     assert result.content[0].text.startswith('Doc 1(Title: "Mount Everest") Mount Everest')
@@ -340,7 +342,7 @@ async def test_over_stdio_subprocess(corpus_path: Path) -> None:
 
 @pytest.mark.integration
 async def test_over_streamable_http_subprocess(corpus_path: Path, tmp_path: Path) -> None:
-    with http_tool_server("rlfactory_tool_servers.search", "--corpus", str(corpus_path), log=tmp_path / "server.log") as url:
+    with http_tool_server("rlfactory_tool_servers.search", "--corpus", str(corpus_path)) as url:
         with anyio.fail_after(20):
             async with Client(url) as client:
                 await check_search_over(client)

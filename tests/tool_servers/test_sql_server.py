@@ -15,7 +15,7 @@ from rlfactory_envs.kernel.mcp.toolbox import Toolbox
 from rlfactory_envs.kernel.tool_call import ToolCall
 from rlfactory_envs.sql.env import sql_server_config
 from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
-from rlfactory_tool_servers.batched_tool import BATCH_OF_META_KEY
+from rlfactory_tool_servers.batched_tool import BATCH_FORMS_META_KEY, BATCH_OF_META_KEY
 from rlfactory_tool_servers.sql import build_server
 from rlfactory_tool_servers.sql.formatting import format_rows
 from rlfactory_tool_servers.sql.server import SqlLimits, SqlService, create_server
@@ -33,7 +33,7 @@ def text(result) -> str:
 
 async def test_tools_and_their_batched_forms_are_listed():
     async with Client(sample_server()) as client:
-        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        tools = {tool.name: tool for tool in (await client.list_tools(meta={BATCH_FORMS_META_KEY: True})).tools}
     assert set(tools) == {"list_tables", "describe_table", "run_query", "list_tables_batch", "describe_table_batch",
                           "run_query_batch"}
     assert tools["run_query_batch"].meta == {BATCH_OF_META_KEY: "run_query"}

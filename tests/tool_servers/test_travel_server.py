@@ -14,7 +14,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver.exceptions import ToolError
 
-from rlfactory_tool_servers.batched_tool import BATCH_OF_META_KEY
+from rlfactory_tool_servers.batched_tool import BATCH_FORMS_META_KEY, BATCH_OF_META_KEY
 from rlfactory_tool_servers.travel.formatting import format_cell, format_table
 from rlfactory_tool_servers.travel.notebook import NotebookLimits
 from rlfactory_tool_servers.travel.server import TravelService, build_server, create_server
@@ -105,7 +105,7 @@ async def call(service: TravelService, name: str, **arguments) -> str:
 
 async def test_tools_and_their_batched_forms_are_listed(service):
     async with Client(create_server(service)) as client:
-        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        tools = {tool.name: tool for tool in (await client.list_tools(meta={BATCH_FORMS_META_KEY: True})).tools}
     assert set(tools) == set(TOOLS) | {f"{name}_batch" for name in TOOLS}
     for name in TOOLS:
         assert tools[f"{name}_batch"].meta == {BATCH_OF_META_KEY: name}
@@ -383,7 +383,7 @@ async def test_over_stdio_subprocess(database_dir):
             written = text(await client.call_tool("notebook_write", {"description": "Food in Buffalo"}))
             refused = await client.call_tool("distance_matrix", {"origin": "Buffalo", "destination": "Rockford",
                                                                  "mode": "bike"})
-    assert tools == set(TOOLS) | {f"{name}_batch" for name in TOOLS}
+    assert tools == set(TOOLS)  # the batched forms are hidden from a client that does not ask for them
     assert restaurants.splitlines()[1] == "Anchor Bar | 35 | American, Pizza | 4.2 | Buffalo"
     assert written.endswith("its index is 0.")
     assert refused.is_error and "mode" in text(refused)

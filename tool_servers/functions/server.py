@@ -26,6 +26,7 @@ from mcp.server.mcpserver import MCPServer
 
 from rlfactory_tool_servers.batched_tool import add_batched_tool
 
+PROG = "python -m rlfactory_tool_servers.functions"
 LOCAL_PREFIX = "local:"
 _LOCAL: dict[str, Callable[..., Any]] = {}
 _LOCAL_LOCK = threading.Lock()
@@ -81,12 +82,22 @@ def in_worker_thread(fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def build_server(argv: Sequence[str]) -> MCPServer:
-    """Serve the functions named in ``argv``; two with one name, or a bad reference, is a usage error."""
-    parser = argparse.ArgumentParser(prog="python -m rlfactory_tool_servers.functions",
-                                     description="MCP server: typed Python functions as tools.")
+def options_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    """The server's own options (the transport options are ``rlfactory_tool_servers.launch``'s)."""
+    parser = argparse.ArgumentParser(prog=prog, description="MCP server: typed Python functions as tools.")
     parser.add_argument("functions", nargs="+", metavar="package.module:function",
                         help="the functions to serve; each tool is named after its function")
+    return parser
+
+
+def describe_data(options: argparse.Namespace) -> str:
+    """The functions ``options`` name, for the start message."""
+    return f"the Python functions {', '.join(options.functions)}"
+
+
+def build_server(argv: Sequence[str], prog: str = PROG) -> MCPServer:
+    """Serve the functions named in ``argv``; two with one name, or a bad reference, is a usage error."""
+    parser = options_parser(prog)
     options = parser.parse_args(list(argv))
     server = MCPServer("functions", log_level="WARNING")
     seen: dict[str, str] = {}

@@ -19,9 +19,9 @@ PROG = "python -m rlfactory_tool_servers.qwen_tools"
 INSTALL_HINT = "pip install 'rlfactory-envs[qwen-agent]'"
 
 
-def options_parser() -> argparse.ArgumentParser:
+def options_parser(prog: str = PROG) -> argparse.ArgumentParser:
     """The server's own options (the transport options are ``rlfactory_tool_servers.launch``'s)."""
-    parser = argparse.ArgumentParser(prog=PROG, description="MCP server: qwen-agent tools as MCP tools.")
+    parser = argparse.ArgumentParser(prog=prog, description="MCP server: qwen-agent tools as MCP tools.")
     parser.add_argument("tools", nargs="+", metavar="TOOL",
                         help="a qwen-agent registered tool name (e.g. code_interpreter) or package.module:ClassName "
                              "of a qwen_agent.tools.base.BaseTool subclass")
@@ -45,10 +45,16 @@ def parse_tool_config(text: str) -> dict[str, dict[str, Any]]:
     return config
 
 
-def build_server(argv: Sequence[str]) -> MCPServer:
+def describe_data(options: argparse.Namespace) -> str:
+    """The qwen-agent tools ``options`` name, for the start message."""
+    configured = ", each given its --tool-config" if options.tool_config.strip() not in ("", "{}") else ""
+    return f"the qwen-agent tools {', '.join(options.tools)}{configured}"
+
+
+def build_server(argv: Sequence[str], prog: str = PROG) -> MCPServer:
     """Parse the options, construct the tools, and build the server; a bad option or a tool that cannot be found
     or constructed exits with a usage error (``SystemExit``), like argparse does."""
-    parser = options_parser()
+    parser = options_parser(prog)
     options = parser.parse_args(list(argv))
     if options.timeout_s <= 0:
         parser.error("--timeout-s must be positive")

@@ -1,4 +1,4 @@
+from rlfactory_tool_servers import search
 from rlfactory_tool_servers.launch import serve
-from rlfactory_tool_servers.search.server import build_server
 
-serve(build_server)
+serve(search)

@@ -21,6 +21,8 @@ from rlfactory_tool_servers.batched_tool import add_batched_tool
 from rlfactory_tool_servers.search.corpus import Corpus, load_corpus
 from rlfactory_tool_servers.search.formatting import format_passages
 
+PROG = "python -m rlfactory_tool_servers.search"
+
 NO_MATCH_TEXT = "No passages matched the query. Try other keywords."
 
 SEARCH_DESCRIPTION = """\
@@ -106,10 +108,9 @@ class SearchService:
         return results
 
 
-def options_parser() -> argparse.ArgumentParser:
+def options_parser(prog: str = PROG) -> argparse.ArgumentParser:
     """The search server's own options (the transport options are ``rlfactory_tool_servers.launch``'s)."""
-    parser = argparse.ArgumentParser(prog="python -m rlfactory_tool_servers.search",
-                                     description="MCP server: search a Wikipedia passage corpus.")
+    parser = argparse.ArgumentParser(prog=prog, description="MCP server: search a Wikipedia passage corpus.")
     parser.add_argument("--corpus", required=True, type=Path,
                         help="passages in Search-R1 wiki-18 jsonl ({id, contents} or {id, title, text} per line)")
     parser.add_argument("--retriever", choices=["bm25", "faiss"], default="bm25",
@@ -126,9 +127,9 @@ def options_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_options(argv: Sequence[str]) -> argparse.Namespace:
+def parse_options(argv: Sequence[str], prog: str = PROG) -> argparse.Namespace:
     """Parse and cross-check the options; a bad combination exits with a usage error, like argparse does."""
-    parser = options_parser()
+    parser = options_parser(prog)
     options = parser.parse_args(list(argv))
     if options.max_topk < 1:
         parser.error("--max-topk must be at least 1")
@@ -173,9 +174,17 @@ def create_server(service: SearchService) -> MCPServer:
     return server
 
 
-def build_server(argv: Sequence[str]) -> MCPServer:
+def describe_data(options: argparse.Namespace) -> str:
+    """The corpus and the retriever ``options`` name, for the start message."""
+    if options.retriever == "faiss":
+        return f"corpus {options.corpus}, dense retriever (index {options.faiss_index}, encoder {options.encoder})"
+    cached = f", index cached in {options.index_dir}" if options.index_dir is not None else ""
+    return f"corpus {options.corpus}, BM25 retriever{cached}"
+
+
+def build_server(argv: Sequence[str], prog: str = PROG) -> MCPServer:
     """Parse the options, load the corpus and the retriever, and build the server."""
-    options = parse_options(argv)
+    options = parse_options(argv, prog)
     corpus = load_corpus(options.corpus)
     limits = SearchLimits(default_topk=options.default_topk, max_topk=options.max_topk,
                           max_query_chars=options.max_query_chars)

@@ -17,6 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from rlfactory_tool_servers.batched_tool import add_batched_tool
 
+PROG = "python -m rlfactory_tool_servers.sleep"
 MAX_SLEEP_MS = 600_000
 
 
@@ -38,9 +39,20 @@ def exit_process(code: int = 1) -> str:
     os._exit(code)
 
 
-def build_server(argv: Sequence[str] = ()) -> MCPServer:
+def options_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    """The sleep server's own options: none (the transport options are ``rlfactory_tool_servers.launch``'s)."""
+    return argparse.ArgumentParser(prog=prog, description="MCP server: latency and fault injection for tests and "
+                                   "benchmarks of MCP clients.")
+
+
+def describe_data(options: argparse.Namespace) -> str:
+    """There is none: the tools wait, tell the process id, or end the process."""
+    return "none (the tools wait, tell the process id, or end the process)"
+
+
+def build_server(argv: Sequence[str] = (), prog: str = PROG) -> MCPServer:
     """Build the sleep server (it takes no options of its own)."""
-    argparse.ArgumentParser(prog="python -m rlfactory_tool_servers.sleep").parse_args(list(argv))
+    options_parser(prog).parse_args(list(argv))
     server = MCPServer("sleep", log_level="WARNING")
     add_batched_tool(server, sleep)
     server.add_tool(process_id)

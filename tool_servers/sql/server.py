@@ -30,7 +30,9 @@ from rlfactory_tool_servers.sql.schema import UnknownTable, describe_table, list
 from rlfactory_tool_servers.sqlite_sandbox.catalog import DatabaseCatalog, UnknownDatabase
 from rlfactory_tool_servers.sqlite_sandbox.engine import QueryError, QueryLimits
 
-__all__ = ["SqlLimits", "SqlService", "build_server", "create_server"]
+__all__ = ["SqlLimits", "SqlService", "build_server", "create_server", "describe_data", "options_parser"]
+
+PROG = "python -m rlfactory_tool_servers.sql"
 
 LIST_TABLES_DESCRIPTION = """\
 List the tables of the database: one line per table with its row count and its column names."""
@@ -141,10 +143,10 @@ def create_server(service: SqlService) -> MCPServer:
     return server
 
 
-def options_parser() -> argparse.ArgumentParser:
+def options_parser(prog: str = PROG) -> argparse.ArgumentParser:
     """The SQL server's own options (the transport options are ``rlfactory_tool_servers.launch``'s)."""
-    parser = argparse.ArgumentParser(prog="python -m rlfactory_tool_servers.sql",
-                                     description="MCP server: explore and query SQLite databases, read-only.")
+    parser = argparse.ArgumentParser(prog=prog, description="MCP server: explore and query SQLite databases, "
+                                     "read-only.")
     parser.add_argument("--db-dir", required=True, type=Path,
                         help="databases as <db-dir>/<db_id>/<db_id>.sqlite (Spider database/, BIRD dev_databases/)")
     parser.add_argument("--timeout-s", type=float, default=5.0, help="deadline of one query, seconds (default 5)")
@@ -155,8 +157,9 @@ def options_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_options(argv: Sequence[str]) -> argparse.Namespace:
-    parser = options_parser()
+def parse_options(argv: Sequence[str], prog: str = PROG) -> argparse.Namespace:
+    """Parse and check the options; a bad one exits with a usage error, like argparse does."""
+    parser = options_parser(prog)
     options = parser.parse_args(list(argv))
     if not options.timeout_s > 0:
         parser.error("--timeout-s must be positive")
@@ -170,12 +173,18 @@ def parse_options(argv: Sequence[str]) -> argparse.Namespace:
     return options
 
 
-def build_server(argv: Sequence[str]) -> MCPServer:
+def describe_data(options: argparse.Namespace) -> str:
+    """The databases ``options`` name, for the start message."""
+    return f"the SQLite databases under {options.db_dir}"
+
+
+def build_server(argv: Sequence[str], prog: str = PROG) -> MCPServer:
     """Parse the options, find the databases and build the server."""
-    options = parse_options(argv)
+    options = parse_options(argv, prog)
     catalog = DatabaseCatalog(options.db_dir, threads=options.threads)
     if not catalog.ids:
-        raise SystemExit(f"python -m rlfactory_tool_servers.sql: no SQLite databases found under {options.db_dir}")
+        raise SystemExit(f"{prog}: no SQLite databases found under {options.db_dir} (looked for "
+                         "<db-dir>/<db_id>/<db_id>.sqlite)")
     limits = SqlLimits(timeout_s=options.timeout_s, max_rows=options.max_rows, max_chars=options.max_chars,
                        sample_rows=options.sample_rows)
     return create_server(SqlService(catalog, limits))

@@ -1,4 +1,4 @@
+from rlfactory_tool_servers import travel
 from rlfactory_tool_servers.launch import serve
-from rlfactory_tool_servers.travel.server import build_server
 
-serve(build_server)
+serve(travel)

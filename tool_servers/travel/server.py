@@ -42,7 +42,10 @@ from rlfactory_tool_servers.travel_sandbox.names import before_parenthesis
 from rlfactory_tool_servers.travel_sandbox.store import (
     ACCOMMODATIONS, ATTRACTIONS, FLIGHTS, RESTAURANTS, ROUTE_MODES, TravelSandbox, open_sandbox, route_cost)
 
-__all__ = ["DEFAULT_SESSION", "MAX_ARGUMENT_CHARS", "TravelService", "build_server", "create_server"]
+__all__ = ["DEFAULT_SESSION", "MAX_ARGUMENT_CHARS", "TravelService", "build_server", "create_server", "describe_data",
+           "options_parser"]
+
+PROG = "python -m rlfactory_tool_servers.travel"
 
 DEFAULT_SESSION = "default"
 MAX_ARGUMENT_CHARS = 200
@@ -266,10 +269,9 @@ def create_server(service: TravelService) -> MCPServer:
     return server
 
 
-def options_parser() -> argparse.ArgumentParser:
+def options_parser(prog: str = PROG) -> argparse.ArgumentParser:
     """The travel server's own options (the transport options are ``rlfactory_tool_servers.launch``'s)."""
-    parser = argparse.ArgumentParser(prog="python -m rlfactory_tool_servers.travel",
-                                     description="MCP server: TravelPlanner's sandbox tools and notebook.")
+    parser = argparse.ArgumentParser(prog=prog, description="MCP server: TravelPlanner's sandbox tools and notebook.")
     parser.add_argument("--database-dir", required=True, type=Path,
                         help="TravelPlanner's database/ folder (accommodations/, attractions/, restaurants/, "
                              "googleDistanceMatrix/, background/, and flights/ when you have it)")
@@ -279,8 +281,9 @@ def options_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_options(argv: Sequence[str]) -> argparse.Namespace:
-    parser = options_parser()
+def parse_options(argv: Sequence[str], prog: str = PROG) -> argparse.Namespace:
+    """Parse and check the options; a bad one exits with a usage error, like argparse does."""
+    parser = options_parser(prog)
     options = parser.parse_args(list(argv))
     if not options.database_dir.is_dir():
         parser.error(f"--database-dir {options.database_dir}: no such directory")
@@ -289,11 +292,17 @@ def parse_options(argv: Sequence[str]) -> argparse.Namespace:
     return options
 
 
-def build_server(argv: Sequence[str]) -> MCPServer:
+def describe_data(options: argparse.Namespace) -> str:
+    """The sandbox ``options`` name, for the start message."""
+    flights = f", flights from {options.flights_path}" if options.flights_path is not None else ""
+    return f"the TravelPlanner sandbox in {options.database_dir}{flights}"
+
+
+def build_server(argv: Sequence[str], prog: str = PROG) -> MCPServer:
     """Parse the options, load the sandbox and build the server."""
-    options = parse_options(argv)
+    options = parse_options(argv, prog)
     try:
         sandbox = open_sandbox(options.database_dir, options.flights_path)
     except (FileNotFoundError, ValueError) as exc:
-        raise SystemExit(f"python -m rlfactory_tool_servers.travel: {exc}") from None
+        raise SystemExit(f"{prog}: {exc}") from None
     return create_server(TravelService(sandbox))

@@ -4,11 +4,15 @@ Each entry is one of
 - stdio: ``{"command": "python", "args": [...], "env": {...}, "cwd": "..."}`` (launched as a subprocess; the
   command ``python`` or ``python3`` runs this interpreter, ``sys.executable``, so a Python server sees the same
   packages as the env whether or not a virtual environment is activated),
-- streamable HTTP: ``{"url": "http://127.0.0.1:8000/mcp", "headers": {...}}``,
+- HTTP: ``{"url": "http://127.0.0.1:8000/mcp", "headers": {...}, "type": "streamable-http"}``; ``type`` is the
+  transport as qwen-agent and Claude configs write it: ``"streamable-http"`` (also ``"streamable_http"``,
+  ``"streamableHttp"``, ``"http"``), the default when it is left out, or ``"sse"`` for a server that speaks the
+  older HTTP+SSE transport,
 - in-process: ``{"module": "rlfactory_tool_servers.search", "args": [...]}`` (``module.build_server(args)`` is connected
   in-process; the same module and args run in a subprocess with ``python -m module args``).
 
-This is the format Claude Desktop, qwen-agent and RL-Factory use; unknown keys they add are ignored. Each entry
+This is the format Claude Desktop, qwen-agent and RL-Factory use; unknown keys they add are ignored, and a ``type``
+that contradicts the entry (``"stdio"`` beside a ``url``) or that no transport has is refused. Each entry
 may also tune how the toolbox reaches it: ``timeout_s`` (deadline per request), ``max_concurrency`` (requests in
 flight), ``retries`` (after a transport failure, with backoff and reconnect), ``sessions`` (pooled sessions),
 ``batching`` and ``max_batch_size`` (merging of concurrent calls into one request of a tool's batched form).
@@ -24,6 +28,8 @@ from pathlib import Path
 from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from rlfactory_envs.kernel.errors import ConfigError
 
 
 class ServerTuning(BaseModel):
@@ -55,9 +61,19 @@ class StdioServerEntry(ServerTuning):
         return sys.executable if command in PYTHON_COMMANDS else command
 
 
+STREAMABLE_HTTP_TYPES = ("streamable-http", "streamable_http", "streamableHttp", "http")
+SSE_TYPE = "sse"
+
+
 class HttpServerEntry(ServerTuning):
     url: str
     headers: dict[str, str] = Field(default_factory=dict)
+    type: Literal["streamable-http", "sse"] = "streamable-http"
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _transport_name(cls, value: Any) -> Any:
+        return "streamable-http" if value in STREAMABLE_HTTP_TYPES else value
 
 
 class InProcessServerEntry(ServerTuning):
@@ -82,20 +98,26 @@ class McpConfig(BaseModel):
 
 def _entry(name: str, raw: Any) -> ServerEntry:
     if not isinstance(raw, Mapping):
-        raise ValueError(f"mcpServers.{name} must be an object")
+        raise ConfigError(f"mcpServers.{name} must be an object")
     kinds = [key for key in ("command", "url", "module") if key in raw]
     if len(kinds) != 1:
-        raise ValueError(f"mcpServers.{name} needs exactly one of 'command' (stdio), 'url' (HTTP) or "
+        raise ConfigError(f"mcpServers.{name} needs exactly one of 'command' (stdio), 'url' (HTTP) or "
                          f"'module' (in-process); it has {kinds or 'none'}")
+    declared = raw.get("type")
+    allowed = {"command": ("stdio",), "url": (*STREAMABLE_HTTP_TYPES, SSE_TYPE), "module": ()}[kinds[0]]
+    if declared is not None and declared not in allowed:
+        expected = f"one of {', '.join(map(repr, allowed))} or no type" if allowed else "no type"
+        raise ConfigError(f"mcpServers.{name}.type is {declared!r}, but an entry with {kinds[0]!r} takes {expected}")
     model = {"command": StdioServerEntry, "url": HttpServerEntry, "module": InProcessServerEntry}[kinds[0]]
     try:
         return model.model_validate(dict(raw))
     except ValidationError as exc:
-        raise ValueError(f"mcpServers.{name} is invalid: {exc}") from None
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'entry'}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"mcpServers.{name} is invalid: {problems}") from None
 
 
 def load_mcp_config(source: McpConfig | Mapping[str, Any] | str | os.PathLike[str]) -> McpConfig:
-    """Read a config from a mapping, a JSON text, or a path to a JSON file. ``ValueError`` says what is wrong."""
+    """Read a config from a mapping, a JSON text, or a path to a JSON file. ``ConfigError`` says what is wrong."""
     if isinstance(source, McpConfig):
         return source
     if isinstance(source, (str, os.PathLike)):
@@ -105,12 +127,12 @@ def load_mcp_config(source: McpConfig | Mapping[str, Any] | str | os.PathLike[st
         try:
             source = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"tool-server config is not valid JSON: {exc}") from None
+            raise ConfigError(f"tool-server config is not valid JSON: {exc}") from None
     if not isinstance(source, Mapping) or not isinstance(source.get("mcpServers"), Mapping):
-        raise ValueError('tool-server config must be an object with an "mcpServers" object')
+        raise ConfigError('tool-server config must be an object with an "mcpServers" object')
     servers = {str(name): _entry(str(name), raw) for name, raw in source["mcpServers"].items()}
     if not servers:
-        raise ValueError("tool-server config names no server")
+        raise ConfigError("tool-server config names no server")
     return McpConfig(mcpServers=servers)
 
 
@@ -131,12 +153,12 @@ def bundled_server_config(name: str, module: str, args: Sequence[str], *,
                           tuning: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The ``mcpServers`` document for one of this project's servers: ``module`` with command line ``args``, named
     ``name``, connected in-process (``"inprocess"``) or run as ``python -m module args`` over stdio with this
-    interpreter (``"stdio"``). ``tuning`` adds the entry's toolbox settings (``timeout_s``, ``batching``, ...);
-    ``ValueError`` for any other transport."""
+    interpreter (``"stdio"``; logging errors only, since a pool starts several). ``tuning`` adds the entry's
+    toolbox settings (``timeout_s``, ``batching``, ...); ``ValueError`` for any other transport."""
     if transport == "inprocess":
         entry: dict[str, Any] = {"module": module, "args": list(args)}
     elif transport == "stdio":
-        entry = {"command": sys.executable, "args": ["-m", module, *args]}
+        entry = {"command": sys.executable, "args": ["-m", module, *args, "--log-level", "error"]}
     else:
         raise ValueError("transport must be 'inprocess' or 'stdio' (give tool_servers= for an HTTP server)")
     entry.update(tuning or {})

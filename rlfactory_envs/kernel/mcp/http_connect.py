@@ -1,21 +1,25 @@
-"""Connecting to a streamable-HTTP server, with a failure named by its cause: the HTTP status the server answered
-with, or why no connection was made (refused, unreachable, unknown host, timed out)."""
+"""Connecting to an HTTP server (streamable HTTP, or the older HTTP+SSE transport when the entry's ``type`` is
+``"sse"``), with a failure named by its cause: the HTTP status the server answered with, or why no connection was
+made (refused, unreachable, unknown host, timed out)."""
 
 from __future__ import annotations
 
-import os
-import socket
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from http import HTTPStatus
 
 import httpx2
 from mcp import Client
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from rlfactory_envs.kernel.mcp.config import HttpServerEntry
-from rlfactory_envs.kernel.mcp.errors import TransportError, describe, root_cause
+from rlfactory_envs.kernel.mcp.errors import TransportError, connection_failure, root_cause
+
+
+TRANSPORT_MISMATCH_STATUSES = ("HTTP 400", "HTTP 404", "HTTP 405", "HTTP 406")
+"""How a server refuses the first request of a transport it does not speak (or a wrong path)."""
 
 
 @asynccontextmanager
@@ -29,16 +33,32 @@ async def http_client_session(name: str, entry: HttpServerEntry) -> AsyncIterato
         if response.is_error:
             refusal = _status(response)
 
+    def http_client(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
+                    auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
+        client = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+        client.event_hooks["response"].append(note_refusal)
+        return client
+
     async with AsyncExitStack() as stack:
-        http = await stack.enter_async_context(create_mcp_http_client(headers=entry.headers or None))
-        http.event_hooks["response"].append(note_refusal)
+        if entry.type == "sse":
+            transport = sse_client(entry.url, headers=entry.headers or None, httpx_client_factory=http_client)
+        else:
+            http = await stack.enter_async_context(http_client(headers=entry.headers or None))
+            transport = streamable_http_client(entry.url, http_client=http)
         try:
-            client = await stack.enter_async_context(
-                Client(streamable_http_client(entry.url, http_client=http), cache=None, raise_exceptions=False))
+            client = await stack.enter_async_context(Client(transport, cache=None, raise_exceptions=False))
         except Exception as exc:
-            cause = refusal or _connect_failure(root_cause(exc))
-            raise TransportError(f"server {name!r}: cannot connect to {entry.url}: {cause}") from exc
+            cause = refusal or connection_failure(root_cause(exc))
+            hint = _transport_hint(entry) if refusal and refusal.startswith(TRANSPORT_MISMATCH_STATUSES) else ""
+            raise TransportError(f"server {name!r}: cannot connect to {entry.url}: {cause}{hint}") from exc
         yield client
+
+
+def _transport_hint(entry: HttpServerEntry) -> str:
+    """What to try when the server did not take the requests of ``entry``'s transport at its URL."""
+    other = "streamable-http" if entry.type == "sse" else "sse"
+    return (f" (connected as {entry.type}; if the server speaks {other}, set \"type\": \"{other}\" in its "
+            "mcpServers entry, and check the URL's path)")
 
 
 def _status(response: httpx2.Response) -> str:
@@ -50,19 +70,3 @@ def _status(response: httpx2.Response) -> str:
         except ValueError:
             reason = "(no reason given)"
     return f"HTTP {response.status_code} {reason}"
-
-
-def _connect_failure(exc: BaseException) -> str:
-    """Why no connection was made, from the first operating-system error in ``exc``'s chain of causes."""
-    if isinstance(exc, httpx2.TimeoutException):
-        return "timed out"
-    seen: set[int] = set()
-    link: BaseException | None = exc
-    while link is not None and id(link) not in seen:
-        seen.add(id(link))
-        if isinstance(link, socket.gaierror):
-            return f"unknown host ({link.strerror})"
-        if isinstance(link, OSError) and isinstance(link.errno, int) and link.errno > 0:
-            return os.strerror(link.errno).lower()
-        link = link.__cause__ or link.__context__
-    return describe(exc)

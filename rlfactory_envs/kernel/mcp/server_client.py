@@ -21,7 +21,10 @@ from rlfactory_envs.kernel.mcp.config import InProcessServerEntry, ServerEntry
 from rlfactory_envs.kernel.mcp.session import McpSession, TransportError, build_inprocess_server
 from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
 
-BATCH_OF_META_KEY = "rlfactory/batch_of"  # the key rlfactory_tool_servers.batched_tool writes (servers not imported)
+# The keys of rlfactory_tool_servers.batched_tool (servers are not imported): the tool meta key that marks a
+# batched form, and the tools/list request _meta key that asks a server to list its batched forms (hidden otherwise).
+BATCH_OF_META_KEY = "rlfactory/batch_of"
+BATCH_FORMS_META_KEY = "rlfactory/batch_forms"
 ELEMENT_DEADLINE_FRACTION = 0.9  # of timeout_s, for each element of a merged request
 
 
@@ -113,16 +116,15 @@ class ServerClient:
         self._limit = asyncio.Semaphore(entry.max_concurrency)
         self._batchers: dict[str, _Batcher] = {}
         self._inprocess_server: Any = None
+        self._listed: list[mcp_types.Tool] = []  # as the last session opened listed them, batched forms included
 
     async def start(self) -> list[mcp_types.Tool]:
         """Open every pooled session and read the tool list. Raises ``TransportError`` if the server is unreachable."""
         if isinstance(self.entry, InProcessServerEntry):
             self._inprocess_server = build_inprocess_server(self.name, self.entry)
         await asyncio.gather(*(self._session_at(slot) for slot in range(self.entry.sessions)))
-        session = await self._session_at(0)
-        listed = await session.list_tools()
         self.tools = []
-        for tool in listed:
+        for tool in self._listed:
             batch_of = (tool.meta or {}).get(BATCH_OF_META_KEY)
             if isinstance(batch_of, str):
                 if self.entry.batching:
@@ -156,6 +158,18 @@ class ServerClient:
             await old.close()
         session = McpSession(self.name, self.entry, server=self._inprocess_server)
         await session.open()
+        # Every session lists the tools, the batched forms it may call included: the SDK's client checks a result
+        # against the tool as its own session listed it, and lists again, on every call, for a tool it has not seen.
+        meta = {BATCH_FORMS_META_KEY: True} if self.entry.batching else None
+        try:
+            self._listed = await asyncio.wait_for(session.list_tools(meta=meta), self.entry.connect_timeout_s)
+        except asyncio.TimeoutError:
+            await session.close()
+            raise TransportError(f"server {self.name!r} did not list its tools within {self.entry.connect_timeout_s:g} "
+                                 f"s (mcpServers.{self.name}.connect_timeout_s)") from None
+        except BaseException:
+            await session.close()
+            raise
         self._sessions[slot] = session
         return session
 

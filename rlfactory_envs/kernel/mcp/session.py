@@ -93,11 +93,12 @@ class McpSession:
         finally:
             self._client = None
 
-    async def list_tools(self) -> list[mcp_types.Tool]:
+    async def list_tools(self, meta: dict[str, Any] | None = None) -> list[mcp_types.Tool]:
+        """Every tool the server lists, page after page; each ``tools/list`` request carries ``meta`` as ``_meta``."""
         tools: list[mcp_types.Tool] = []
         cursor: str | None = None
         for _ in range(100):
-            result = await self._guard(self._require().list_tools(cursor=cursor) if cursor else self._require().list_tools())
+            result = await self._guard(self._require().list_tools(cursor=cursor, meta=meta))
             tools.extend(result.tools)
             cursor = result.next_cursor
             if not cursor:

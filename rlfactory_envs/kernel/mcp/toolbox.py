@@ -17,6 +17,7 @@ from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.config import McpConfig, load_mcp_config
 from rlfactory_envs.kernel.mcp.handoff import CoalescingHandoff
 from rlfactory_envs.kernel.mcp.loop_thread import LoopThread
@@ -89,7 +90,7 @@ class Toolbox:
         for client, tools in zip(self._clients.values(), listed):
             for tool in tools:
                 if tool.name in self._route:
-                    raise ValueError(f"tool {tool.name!r} is offered by both server {self._route[tool.name].name!r} "
+                    raise ConfigError(f"tool {tool.name!r} is offered by both server {self._route[tool.name].name!r} "
                                      f"and server {client.name!r}; rename one")
                 self._route[tool.name] = client
                 self._specs.append(ToolSpec(tool.name, tool.description or "", dict(tool.input_schema), client.name))

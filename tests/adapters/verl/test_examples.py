@@ -22,7 +22,8 @@ from verl.utils.dataset.rl_dataset import RLHFDataset  # noqa: E402
 
 from rlfactory_envs.search.tasks import SAMPLE_CORPUS_PATH, sample_tasks  # noqa: E402
 from tests.adapters.verl.harness import verl_config  # noqa: E402
-from tests.conftest import REPO_ROOT, http_tool_server, shared_file  # noqa: E402
+from tests.conftest import REPO_ROOT, shared_file  # noqa: E402
+from tests.server_process import http_tool_server  # noqa: E402
 
 EXAMPLES = REPO_ROOT / "examples" / "verl"
 RECORDER = """#!{python}
@@ -101,8 +102,7 @@ def test_single_node_script(tmp_path, recorder, questions):
 def test_http_tools_script_reaches_a_search_server_on_another_process(tmp_path, recorder, questions):
     python, log = recorder
     data_dir = tmp_path / "data"
-    with http_tool_server("rlfactory_tool_servers.search", "--corpus", str(SAMPLE_CORPUS_PATH),
-                          log=tmp_path / "server.log") as url:
+    with http_tool_server("rlfactory_tool_servers.search", "--corpus", str(SAMPLE_CORPUS_PATH)) as url:
         run_script("run_search_nq_grpo_http_tools.sh", python, {
             "RETRIEVER_URL": url, "NQ_TRAIN": str(questions), "NQ_TEST": str(questions), "DATA_DIR": str(data_dir)})
     overrides = trainer_overrides(log)

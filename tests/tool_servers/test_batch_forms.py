@@ -1,0 +1,143 @@
+"""The batched forms (``NAME_batch``) of every bundled server, as an outside MCP client and as our toolbox see them:
+hidden from a plain ``tools/list`` but callable by name, listed when the request's ``_meta`` asks, with a schema
+whose ``calls`` elements are the tool's own input schema, and still merged into one request by the toolbox."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import sys
+
+import pydantic
+import pytest
+from mcp import Client
+
+from rlfactory_envs.kernel.mcp import server_client
+from rlfactory_envs.kernel.mcp.toolbox import Toolbox
+from rlfactory_envs.kernel.tool_call import ToolCall
+from rlfactory_envs.registry import FAMILIES
+from rlfactory_tool_servers import batched_tool
+from rlfactory_tool_servers.batched_tool import BATCH_FORMS_META_KEY, BATCH_OF_META_KEY, hide_batch_forms
+from tests.conftest import REPO_ROOT, count_requests
+
+QWEN_REPEAT = "tests.tool_servers.qwen_tools_fixtures:RepeatTool"
+
+
+def add(a: int, b: int = 1) -> int:
+    """Add two integers."""
+    return a + b
+
+
+class Point(pydantic.BaseModel):
+    x: int
+    y: int
+
+
+def norm1(point: Point, scale: int = 1) -> int:
+    """The L1 norm of ``point``, times ``scale``."""
+    return (abs(point.x) + abs(point.y)) * scale
+
+
+def sample_args(server: str) -> list[str]:
+    """The options ``rlf serve SERVER`` would add: the family's embedded sample."""
+    return [part for family in FAMILIES for option, value in family.serve_defaults.get(server, {}).items()
+            for part in (option, value)]
+
+
+BUNDLED = {
+    "functions": [f"{__name__}:add", f"{__name__}:norm1"],
+    "qwen_tools": [QWEN_REPEAT],
+    "search": sample_args("search"),
+    "sleep": [],
+    "sql": sample_args("sql"),
+    "travel": sample_args("travel"),
+}
+
+
+def build(server: str):
+    if server == "qwen_tools":
+        pytest.importorskip("qwen_agent", reason="qwen-agent is not installed (pip install -e '.[qwen-agent]')")
+    return importlib.import_module(f"rlfactory_tool_servers.{server}").build_server(BUNDLED[server])
+
+
+def test_every_bundled_server_is_covered():
+    from rlfactory_envs.kernel.families import discover_servers
+
+    assert set(discover_servers("rlfactory_tool_servers")) == set(BUNDLED)
+
+
+def test_the_kernel_and_the_servers_agree_on_the_meta_keys():
+    assert server_client.BATCH_OF_META_KEY == batched_tool.BATCH_OF_META_KEY
+    assert server_client.BATCH_FORMS_META_KEY == batched_tool.BATCH_FORMS_META_KEY
+
+
+@pytest.mark.parametrize("server", sorted(BUNDLED))
+async def test_an_outside_client_sees_no_batched_form_and_ours_sees_each_with_its_schema(server):
+    async with Client(build(server)) as client:
+        shown = {tool.name: tool for tool in (await client.list_tools()).tools}
+        every = {tool.name: tool for tool in (await client.list_tools(meta={BATCH_FORMS_META_KEY: True})).tools}
+    assert shown and not [name for name in shown if name.endswith("_batch")]
+    assert not [name for name, tool in shown.items() if BATCH_OF_META_KEY in (tool.meta or {})]
+    batched = {name: tool for name, tool in every.items() if BATCH_OF_META_KEY in (tool.meta or {})}
+    assert set(every) == set(shown) | set(batched)
+    for name, tool in batched.items():
+        plain = shown[tool.meta[BATCH_OF_META_KEY]]
+        assert name == f"{plain.name}_batch"
+        calls = tool.input_schema["properties"]["calls"]
+        assert calls["type"] == "array" and calls["maxItems"] == batched_tool.MAX_BATCH_CALLS
+        if "$defs" in plain.input_schema:  # the references of the tool's schema resolve from the top
+            assert calls["items"] == {k: v for k, v in plain.input_schema.items() if k != "$defs"}
+            assert tool.input_schema["$defs"] == plain.input_schema["$defs"]
+        else:
+            assert calls["items"] == plain.input_schema
+    expected_batched = {"qwen_tools": 0, "sleep": 1}.get(server, len(shown))
+    assert len(batched) == expected_batched
+
+
+async def test_a_hidden_batched_form_answers_by_name_and_checks_each_element_alone():
+    """The SDK validates a call with the function's model, not the listed schema: elements the schema would refuse
+    are each reported alone, and the others run."""
+    async with Client(build("functions")) as client:
+        result = await client.call_tool("add_batch", {"calls": [{"a": 1, "b": 2}, {"a": "x"}, {"c": 1}, 5, {"a": 4}]})
+        points = await client.call_tool("norm1_batch", {"calls": [{"point": {"x": -2, "y": 3}, "scale": 2},
+                                                                  {"point": {"x": 1}}]})
+    assert not result.is_error
+    entries = json.loads(result.content[0].text)
+    assert [e["is_error"] for e in entries] == [False, True, True, True, False]
+    assert entries[0]["text"] == "3" and entries[4]["text"] == "5"
+    assert "a:" in entries[1]["text"] and "c:" in entries[2]["text"] and "JSON object" in entries[3]["text"]
+    assert [e["is_error"] for e in json.loads(points.content[0].text)] == [False, True]
+    assert json.loads(points.content[0].text)[0]["text"] == "10"
+
+
+def test_the_listing_middleware_is_installed_once_per_server():
+    server = build("travel")
+    assert server.middleware.count(hide_batch_forms) == 1
+
+
+@pytest.mark.parametrize("transport", ["in-process", "stdio"])
+def test_the_toolbox_still_merges_calls_into_one_batched_request(transport, monkeypatch):
+    args = sample_args("search")
+    entry = ({"module": "rlfactory_tool_servers.search", "args": args} if transport == "in-process" else
+             {"command": sys.executable, "args": ["-m", "rlfactory_tool_servers.search", *args], "cwd": str(REPO_ROOT)})
+    seen = count_requests(monkeypatch)
+    with Toolbox({"mcpServers": {"search": entry}}) as toolbox:
+        assert [spec.name for spec in toolbox.specs] == ["search"]
+        results = toolbox.call_many([ToolCall("search", {"query": query, "topk": 1}, call_id=i)
+                                     for i, query in enumerate(["ship", "river", "", "mountain"])])
+    assert seen == ["search_batch"]
+    assert [r.is_error for r in results] == [False, False, True, False]
+    assert all(r.text.startswith("Doc 1(Title: ") for r in results if not r.is_error)
+
+
+def test_every_pooled_session_knows_the_batched_forms(caplog):
+    """The SDK's client checks a result against the tool as its own session listed it, and lists again, on every
+    call, for a tool it has not seen (with a warning): each pooled session lists the batched forms when it opens."""
+    entry = {"module": "rlfactory_tool_servers.sleep", "sessions": 3}
+    with caplog.at_level(logging.WARNING, logger="mcp.client.session"), \
+            Toolbox({"mcpServers": {"sleep": entry}}) as toolbox:
+        for _ in range(6):  # requests go to the sessions in turn
+            results = toolbox.call_many([ToolCall("sleep", {"ms": 0}, call_id=i) for i in range(3)])
+            assert [r.text for r in results] == ["slept 0 ms"] * 3
+    assert "not listed" not in caplog.text
