@@ -65,6 +65,8 @@ class EpisodeResult:
     transcript: str
     metrics: dict[str, float] = field(default_factory=dict)
     task: dict[str, Any] = field(default_factory=dict)
+    turn_scores: list[float] = field(default_factory=list)
+    """Each turn's process reward, in order (empty when the env pays none; ``reward`` already includes them)."""
 
 
 async def run_episode(env: ToolEnv, tokenizer: Any, generate: GenerateFn, *,
@@ -91,6 +93,7 @@ async def run_episode(env: ToolEnv, tokenizer: Any, generate: GenerateFn, *,
     final_info: dict[str, Any] = {}
     timings = {"generate_s": 0.0, "env_s": 0.0, "tokenize_s": 0.0}
     tool_calls = 0
+    turn_scores: list[float] = []
 
     end_ids = set(getattr(tokenizer, "all_special_ids", None) or ())
     stops = stop_sequences(env)
@@ -117,6 +120,8 @@ async def run_episode(env: ToolEnv, tokenizer: Any, generate: GenerateFn, *,
         timings["env_s"] += time.perf_counter() - started
         reward += step_reward
         tool_calls += len(final_info.get("tool_calls", ()))
+        if "process_reward" in final_info:
+            turn_scores.append(float(final_info["process_reward"]))
         if terminated or truncated:
             break
 
@@ -140,7 +145,7 @@ async def run_episode(env: ToolEnv, tokenizer: Any, generate: GenerateFn, *,
         stop_reason="answer" if terminated else final_info.get("truncation_reason", "truncated"),
         answer=final_info.get("answer"), reward_parts=dict(final_info.get("reward_parts") or {}),
         prompt=prompt,
-        transcript="".join(pieces), metrics=metrics, task=dict(info.get("task") or {}),
+        transcript="".join(pieces), metrics=metrics, task=dict(info.get("task") or {}), turn_scores=turn_scores,
     )
 
 

@@ -33,6 +33,9 @@ Measurements (each repeated ``--repeats`` times; the table shows the median and 
   5 ms a plan.
 - ``rollout``: a full scripted rollout of ``rlf/Search-NQ-v0`` (``run_rollouts``): episodes/s (wall time of the
   whole call: envs made, search server started, every episode run) and mean reward.
+- ``judge``: the model judge (``benchmarks/judge_bench.py``, also runnable alone): judged answers/s against a
+  scripted chat endpoint of 200 ms latency at concurrency 1, 16, 64 (the default) and 256, and the share of a
+  GRPO-like batch (128 prompts x 8 samples) answered by request coalescing or the cache (at most 3 repeats).
 
 Machines are shared and noisy: compare ratios (merged vs unmerged vs SDK, listed under the table and in the JSON)
 rather than absolute seconds across runs. The JSON also keeps, per repeat, the process CPU seconds and the
@@ -65,7 +68,7 @@ FLOOR_S = SLEEP_MS / 1000
 WIKI_SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "wiki" / "wiki18_sample_1000.jsonl"
 SPIDER_DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "spider" / "dev.json"
 TRAVEL_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "travelplanner"
-NAMES = ("sleep_stdio", "env_overhead", "search", "sql", "travel", "rollout")
+NAMES = ("sleep_stdio", "env_overhead", "search", "sql", "travel", "rollout", "judge")
 TARGETS_S = {256: 0.150, 4096: 0.5}
 
 
@@ -556,7 +559,19 @@ def run_selected(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[s
         rows, notes = rows + travel_rows, notes + travel_notes
     if "rollout" in args.only:
         rows.append(bench_rollout(32 if quick else 512, 16 if quick else 256, 1 if quick else min(k, 3)))
+    if "judge" in args.only:
+        judge_rows, judge_notes = bench_judge(quick, min(k, 3))
+        rows, notes = rows + judge_rows, notes + judge_notes
     return rows, notes
+
+
+def bench_judge(quick: bool, repeats: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """The model judge's rows and notes, from ``benchmarks/judge_bench.py``."""
+    try:
+        from benchmarks.judge_bench import bench_judge as run  # imported as a package (tests)
+    except ModuleNotFoundError:  # run as a script (`rlf bench`): benchmarks/ is sys.path[0]
+        from judge_bench import bench_judge as run
+    return run(quick, repeats)
 
 
 def main(argv: list[str]) -> int:

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from rlfactory_envs.command_errors import DEBUG_HELP, run_command
-from rlfactory_envs.env_spec import resolve, setting_from_text
+from rlfactory_envs.command_options import env_kwargs_from_options, json_object, positive_int, unit_interval
+from rlfactory_envs.env_spec import resolve
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.families import discover_servers
 from rlfactory_envs.registry import ENVIRONMENTS, FAMILIES
@@ -21,51 +22,14 @@ from rlfactory_envs.rollout.policy import OpenAIChatPolicy
 from rlfactory_envs.rollout.runner import run_rollouts
 
 SERVER_PACKAGE = "rlfactory_tool_servers"
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def unit_interval(text: str) -> float:
-    value = float(text)
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must lie in [0, 1], got {value}")
-    return value
-
-
-def json_object(option: str, text: str | None, example: str) -> dict[str, Any]:
-    """The JSON object ``text`` given as ``option`` (``{}`` when not given); ``ConfigError`` naming the option."""
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{option} is not valid JSON ({exc}); give one object, e.g. '{example}'") from None
-    if not isinstance(value, dict):
-        raise ConfigError(f"{option} must be a JSON object, e.g. '{example}'; got {type(value).__name__}")
-    return value
-
-
-def _env_kwargs(ref: str, pairs: list[str], raw_json: str | None) -> dict[str, Any]:
-    """The env keyword arguments of ``--env-kwargs JSON`` and ``--set key=value`` (each value read as the setting's
-    type takes it), checked against the env ``ref`` names; ``ConfigError`` naming the first bad one."""
-    env_id = resolve(ref).env_id
-    kwargs = json_object("--env-kwargs", raw_json, example='{"max_turns": 6}')
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--set expects key=value, got {pair!r}")
-        kwargs[key] = setting_from_text(env_id, key, value)
-    return resolve(ref, kwargs).kwargs
+REWARD_SERVER = "rlfactory_adapters.reward_server"
+"""``rlf serve reward``: an env's reward over HTTP for OpenRLHF; imported by name (the core never imports the
+adapters)."""
 
 
 def rollout(args: argparse.Namespace) -> int:
     """Run the episodes; 1 when some failed for a reason outside the model (the summary names it), else 0."""
-    kwargs = _env_kwargs(args.env_id, args.set, args.env_kwargs)  # a bad setting fails before any output is opened
+    kwargs = env_kwargs_from_options(args.env_id, args.set, args.env_kwargs)  # a bad setting fails before any output is opened
     if args.policy == "openai":
         if not args.model:
             raise ConfigError("--policy openai needs --model (the served model name)")
@@ -106,7 +70,7 @@ def audit(args: argparse.Namespace) -> int:
     """Run the reward-hack battery on ``args.env_id``; 0 when it passes, 1 when a hack or the control fails."""
     from rlfactory_envs.audit import run_audit
 
-    kwargs = _env_kwargs(args.env_id, args.set, args.env_kwargs)
+    kwargs = env_kwargs_from_options(args.env_id, args.set, args.env_kwargs)
     report = run_audit(args.env_id, n_tasks=args.n, env_kwargs=kwargs, only=args.only, max_rate=args.max_rate,
                        min_control_rate=args.min_control_rate, batch_size=args.batch_size, seed=args.seed)
     print(report.table())
@@ -125,6 +89,9 @@ def serve(args: argparse.Namespace, rest: list[str]) -> int:
             args.serve_parser.print_help()
             return 0
         args.serve_parser.error("name the server to run, e.g. `rlf serve search` (`rlf serve -h` lists them)")
+    if args.server == "reward":
+        reward_server = importlib.import_module(REWARD_SERVER)
+        return reward_server.main([*rest, "--help"] if args.help else rest, prog="rlf serve reward")
     package = importlib.import_module(f"{SERVER_PACKAGE}.{args.server}")
     samples = {option: value for family in FAMILIES
                for option, value in family.serve_defaults.get(args.server, {}).items()}
@@ -201,10 +168,13 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("--seed", type=int, default=0, help="shuffles which tasks are played (default 0)")
 
     # No -h of argparse's: `rlf serve NAME -h` must reach the server's own help (see serve).
-    sv = sub.add_parser("serve", add_help=False, help="run a tool server (`rlf serve NAME -h` shows its options)",
+    sv = sub.add_parser("serve", add_help=False,
+                        help="run a tool server, or an env's reward server (`rlf serve NAME -h` shows its options)",
                         description="Run a tool server: stdio by default, streamable HTTP with --transport http. "
-                        "A family's server given none of its data options serves the family's embedded sample.")
-    servers = discover_servers(SERVER_PACKAGE)
+                        "A family's server given none of its data options serves the family's embedded sample. "
+                        "`rlf serve reward --env ID` serves an env's reward over HTTP for OpenRLHF's remote reward "
+                        "model.")
+    servers = [*discover_servers(SERVER_PACKAGE), "reward"]
     sv.add_argument("server", nargs="?", choices=servers, metavar="NAME", help=f"one of {', '.join(servers)}")
     sv.add_argument("-h", "--help", action="store_true", help="show this help, or after NAME the server's options")
     sv.set_defaults(serve_parser=sv)

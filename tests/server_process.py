@@ -16,6 +16,8 @@ from tests.conftest import REPO_ROOT
 
 HTTP_URL_RE = re.compile(r"over streamable HTTP at (http://\S+);")
 """The URL in a server's start message."""
+REWARD_URL_RE = re.compile(r": serving the reward of \S+ at (http://\S+) ")
+"""The URL in ``rlf serve reward``'s start message."""
 
 
 class ServerProcess:

@@ -122,7 +122,7 @@ def http_url(host: str, port: int, path: str) -> str:
     return f"http://{f'[{host}]' if ':' in host else host}:{port}{path}"
 
 
-class _AnnouncingServer(uvicorn.Server):
+class AnnouncingServer(uvicorn.Server):
     """A uvicorn server that calls ``on_listening(port)`` once it listens, not before: a client may connect as soon
     as it reads the start message."""
 
@@ -142,7 +142,7 @@ def run_http(server: MCPServer, options: argparse.Namespace, on_listening: Calla
     the root logger, at ``options.log_level``."""
     app = server.streamable_http_app(streamable_http_path=options.path, json_response=True, host=options.host)
     config = uvicorn.Config(app, host=options.host, port=options.port, log_level=options.log_level, log_config=None)
-    _AnnouncingServer(config, on_listening).run()
+    AnnouncingServer(config, on_listening).run()
 
 
 def _gives(argv: Sequence[str], option: str) -> bool:

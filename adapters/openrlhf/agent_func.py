@@ -35,7 +35,7 @@ from openrlhf.utils.agent import AgentExecutorBase, AgentInstanceBase, MultiTurn
 
 from rlfactory_adapters.chat_prompt import prompt_text, template_kwargs_for
 from rlfactory_adapters.env_pool import EnvPool
-from rlfactory_adapters.openrlhf.episode_label import EpisodeLabel
+from rlfactory_adapters.episode_label import EpisodeLabel
 from rlfactory_adapters.openrlhf.sample_run import SampleRun
 
 logger = logging.getLogger(__name__)

@@ -12,7 +12,8 @@ turn is generated with ``server_manager.generate`` from the ids so far with ``ma
 already there) with the stop string kept in the output (verl's vLLM server passes the dict to ``SamplingParams``).
 The episode stops on terminated/truncated or when the response budget is spent. The returned ``AgentLoopOutput``
 carries the env's reward as ``reward_score`` (verl then skips its reward manager for the sample), verl's turn
-count, and in ``extra_fields`` the reward parts, the stop reason and the per-episode metrics.
+count, and in ``extra_fields`` the reward parts, the stop reason, the per-episode metrics and, when the env pays
+process rewards (``process_reward=``), each turn's as ``turn_scores``.
 
 Loop config (``agent_loop.yaml``; hydra passes its keys to ``__init__``): ``env_id`` (default for rows without
 one), ``env_kwargs`` (override the rows' kwargs, e.g. tool-server URLs of this deployment) and ``reward_parts``
@@ -146,7 +147,7 @@ class RlfAgentLoop(AgentLoopBase):
         episode_metrics = {**result.metrics, "prompt_tokens": float(len(result.prompt_ids))}
         extra_fields = {
             **generation_fields,
-            "turn_scores": [],
+            "turn_scores": list(result.turn_scores),
             "tool_rewards": [],
             "reward_extra_info": reward_extra_info,
             "rlf_env_id": env_id,

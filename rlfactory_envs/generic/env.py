@@ -33,7 +33,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rlfactory_envs.generic.family import FAMILY, SAMPLE_TOOLS
-from rlfactory_envs.generic.reward import FunctionReward, resolve_reward
 from rlfactory_envs.generic.task import GenericTask
 from rlfactory_envs.generic.tasks import load_generic_tasks
 from rlfactory_envs.generic.tool_sources import ToolServers, tool_config
@@ -44,6 +43,9 @@ from rlfactory_envs.kernel.mcp.session import TransportError
 from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
 from rlfactory_envs.kernel.task_source import TaskSource, file_version, shared_tasks
 from rlfactory_reward_models.answer_match import REWARDS
+from rlfactory_reward_models.function_reward import FunctionReward
+from rlfactory_reward_models.setting import (FamilyRewards, JudgeSetting, RewardSetting, build_reward,
+                                             reward_models_in)
 from rlfactory_tool_servers.functions.server import resolve_function
 
 DEFAULT_SYSTEM_PROMPT = ("Answer the user's question. Call the tools when they help. When you are ready, give the "
@@ -56,6 +58,14 @@ _CHECKED_TASKS: weakref.WeakKeyDictionary[TaskSource[GenericTask], set[tuple[Any
 envs over one dataset checks it once."""
 
 
+def generic_rewards(reward_range: Sequence[float], timeout_s: float) -> FamilyRewards:
+    """A user's env's rewards: the built-in answer matches by name and the user's functions, in ``reward_range``
+    (exact match by default); a judge reads the question and the ground truth."""
+    default = FunctionReward(REWARDS["exact_match"], "exact_match", tuple(reward_range), timeout_s)
+    return FamilyRewards(default=default, named={}, functions=REWARDS, judge_template="qa",
+                         function_range=default.reward_range, function_timeout_s=timeout_s)
+
+
 class McpEnv(ToolEnv):
     """A user's env from data: see the module docstring for every setting."""
 
@@ -66,7 +76,8 @@ class McpEnv(ToolEnv):
         tools: Sequence[Callable[..., Any] | str] = (),
         qwen_agent_tools: Sequence[str | Mapping[str, Any]] = (),
         data_path: str | None = None,
-        reward: str | Callable[..., Any] = "exact_match",
+        reward: RewardSetting = "exact_match",
+        judge: JudgeSetting = None,
         reward_range: Sequence[float] = (0.0, 1.0),
         reward_timeout_s: float = 60.0,
         check_reward: bool = True,
@@ -88,7 +99,6 @@ class McpEnv(ToolEnv):
         no_tools = tool_servers is None and not tools and not qwen_agent_tools
         config = tool_config(tool_servers, SAMPLE_TOOLS if no_tools else tools, qwen_agent_tools)
         tasks: TaskSource[GenericTask] = shared_tasks(load_generic_tasks, FAMILY.setting("data_path", data_path))
-        name, fn = resolve_reward(reward, REWARDS)
         self.system_prompt = system_prompt
         self.prompt_template = prompt_template
         self.bound_columns = dict(bound_arguments or {})
@@ -101,12 +111,14 @@ class McpEnv(ToolEnv):
         if isinstance(chat_format, str):
             chat_format = make_chat_format(chat_format, enable_thinking=enable_thinking)
         super().__init__(tasks=tasks, tool_servers=config, chat_format=chat_format,
-                         reward_model=FunctionReward(fn, name, tuple(reward_range), reward_timeout_s),
+                         reward_model=build_reward(reward, judge, generic_rewards(reward_range, reward_timeout_s)),
                          max_turns=max_turns, **env_kwargs)
         try:
             self._check_tools()
             if check_reward:
-                self._check_reward(name)
+                for model in reward_models_in(self.reward_model):
+                    if isinstance(model, FunctionReward):
+                        self._check_reward(model)
         except BaseException:
             self.close()
             raise
@@ -136,14 +148,14 @@ class McpEnv(ToolEnv):
                 raise ConfigError(f"bound_arguments: no tool takes an argument {argument!r} (tools: "
                                   f"{', '.join(spec.name for spec in specs)})")
 
-    def _check_reward(self, name: str) -> None:
-        """Call the reward on the first task, with no answer and with the reference as the answer: a reward that
+    def _check_reward(self, reward: FunctionReward) -> None:
+        """Call ``reward`` on the first task, with no answer and with the reference as the answer: a reward that
         raises or returns a non-number fails here, at make, rather than in every episode."""
         task = self.tasks[0]
-        key = (name, file_version(self.tasks.path), self.reward_model.reward_range)
+        name = reward.name
+        key = (name, file_version(self.tasks.path), reward.reward_range)
         if key in _CHECKED_REWARDS:
             return
-        reward: FunctionReward = self.reward_model  # type: ignore[assignment]
         context = {**task.context, "task": task.to_dict(), "response": "", "tool_results": [],
                    "messages": self.initial_messages(task, [])}
         for answer in (None, _as_text(task.ground_truth)):

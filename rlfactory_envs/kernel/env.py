@@ -17,6 +17,8 @@ Semantics:
   last turn.
 - ``truncated``: a budget ran out (``max_turns`` responses, or ``max_episode_seconds``); ``obs`` is ``""``, tools
   of that last response are not run, and the reward is that of an episode without an answer. Never both.
+- The reward of a step before the end is 0.0, unless ``process_reward`` is set: then every step, the last too, adds
+  its turn's process reward (``info["process_reward"]``).
 - Any string is a legal action. Malformed calls, unknown tools, bad arguments, timeouts and dead servers come
   back as observation text and ``info`` fields, never as exceptions. ``step`` after the end raises.
 - ``info`` is deterministic for a seed and actions (timings only with ``record_timings=True``), and fresh on
@@ -42,10 +44,11 @@ from rlfactory_envs.kernel.chat_format import ChatFormat, make_chat_format
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.toolbox import Toolbox, ToolSpec, acquire_toolbox
 from rlfactory_envs.kernel.parsers import DEFAULT_MAX_TOOL_CALLS, ActionParser
+from rlfactory_envs.kernel.process_reward import ProcessRewardSetting, Turn, make_process_reward
 from rlfactory_envs.kernel.reward import Reward, RewardInput, RewardModel
 from rlfactory_envs.kernel.task_source import TaskSource
 from rlfactory_envs.kernel.text_space import UnicodeText
-from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
+from rlfactory_envs.kernel.tool_call import ParsedAction, ToolCall, ToolResult
 from rlfactory_envs.kernel.tool_filter import ToolFilter
 
 MAX_FEEDBACK_CHARS = 2048
@@ -102,7 +105,8 @@ class ToolEnv(gym.Env[str, str]):
     the servers' tools the model sees and may call; a call to any other tool is answered as an unknown tool's.
     ``episode_argument`` names a tool argument set to ``episode_id``, a fresh id per episode, on every call of a
     tool that declares it (hidden from the model and left out of ``info``): a server keeps per-episode state (a
-    notebook, a device) apart by it."""
+    notebook, a device) apart by it. ``process_reward`` (off by default) pays each turn a score of its own
+    (``rlfactory_envs.kernel.process_reward``), added to that step's reward."""
 
     metadata = {"render_modes": ["ansi"]}
     prompt_tools: tuple[str, ...] = ()
@@ -129,6 +133,7 @@ class ToolEnv(gym.Env[str, str]):
         record_timings: bool = False,
         render_mode: str | None = None,
         episode_argument: str | None = None,
+        process_reward: ProcessRewardSetting = None,
     ):
         if max_turns < 1:
             raise ConfigError(f"max_turns must be at least 1, got {max_turns}")
@@ -143,6 +148,7 @@ class ToolEnv(gym.Env[str, str]):
         self.parser = parser or self.chat_format.parser(max_tool_calls=max_tool_calls, answer_tag=answer_tag)
         self.tool_filter = ToolFilter(tools_allowed, tools_denied)
         self.reward_model = reward_model
+        self.process_reward = make_process_reward(process_reward, max_turns)
         self.max_turns = max_turns
         self.max_action_chars = max_action_chars
         self.max_prompt_chars = max_prompt_chars
@@ -151,6 +157,10 @@ class ToolEnv(gym.Env[str, str]):
         self.record_timings = record_timings
         self.render_mode = render_mode
         self.reward_range = reward_model.reward_range
+        if self.process_reward is not None:  # a step may pay a turn's process reward besides the outcome
+            extra_low, extra_high = self.process_reward.episode_range
+            self.reward_range = (self.reward_range[0] + min(0.0, extra_low),
+                                 self.reward_range[1] + max(0.0, extra_high))
         self.episode_argument = episode_argument
         self.episode_id = ""
         self.last_reward: Reward | None = None
@@ -214,10 +224,12 @@ class ToolEnv(gym.Env[str, str]):
 
         problem = self.answer_problem(parsed.answer) if parsed.answer is not None else None
         if parsed.answer is not None and (problem is None or turn >= self.max_turns):
+            self._pay_process_reward(info, turn, action, parsed, calls=0, errors=0)
             return await self._finish(turn, action, parsed.answer, info, assistant, terminated=True, reason=None)
         if problem is not None:
             notes.append(problem)
         if turn >= self.max_turns:
+            self._pay_process_reward(info, turn, action, parsed, calls=0, errors=0)
             return await self._finish(turn, action, None, info, assistant, terminated=False, reason="max_turns")
         if self.max_episode_seconds is not None and time.monotonic() - self._started_at > self.max_episode_seconds:
             return await self._finish(turn, action, None, info, assistant, terminated=False,
@@ -244,7 +256,9 @@ class ToolEnv(gym.Env[str, str]):
         if self.record_timings:
             info["tool_latency_s"] = [r.latency_s for r in results]
             info["step_seconds"] = time.perf_counter() - started
-        return obs, 0.0, False, False, info
+        paid = self._pay_process_reward(info, turn, action, parsed, calls=len(results),
+                                        errors=sum(r.is_error for r in results))
+        return obs, paid, False, False, info
 
     async def atruncate(self, reason: str, action: str | None = None) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """End the running episode as truncated by a budget the env cannot see (a trainer's token budget).
@@ -415,19 +429,31 @@ class ToolEnv(gym.Env[str, str]):
             info["truncation_reason"] = reason
         for key, value in reward.info.items():
             info.setdefault(key, value)
-        return "", float(reward.value), terminated, not terminated, info
+        return "", float(reward.value) + info.get("process_reward", 0.0), terminated, not terminated, info
 
     async def _score(self, answer: str | None, response: str, last: dict[str, Any] | None) -> Reward:
         """The reward of the episode ending with the assistant message ``last`` (not yet recorded)."""
         messages = self.messages + ([dict(last)] if last is not None else [])
         item = RewardInput(task=self.task, answer=answer, response=response, messages=messages,
                            tool_results=[dict(r) for r in self._tool_results])
+        low, high = self.reward_model.reward_range
         try:
             reward = await self.reward_model.score(item)
         except Exception as exc:  # noqa: BLE001 - a reward bug must not lose the trajectory
-            return Reward(self.reward_range[0], {}, f"reward model failed: {exc!r}")
-        low, high = self.reward_range
+            return Reward(low, {}, f"reward model failed: {exc!r}")
         return Reward(min(max(float(reward.value), low), high), reward.parts, reward.reason, reward.info)
+
+    def _pay_process_reward(self, info: dict[str, Any], turn: int, action: str, parsed: ParsedAction, *,
+                            calls: int, errors: int) -> float:
+        """The turn's process reward (0.0 when off), recorded in ``info``."""
+        if self.process_reward is None:
+            return 0.0
+        record = Turn(turn, action, calls, errors, len(parsed.errors), parsed.answer is not None)
+        paid, scores, reason = self.process_reward.score(record)
+        info["process_reward"], info["process_reward_parts"] = paid, scores
+        if reason is not None:
+            info["process_reward_reason"] = reason
+        return paid
 
     # -- family hooks ----------------------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from rlfactory_envs.search.task import SearchTask
 from rlfactory_envs.search.tasks import load_search_tasks
 from rlfactory_reward_models.qa_match import normalize_answer
 from rlfactory_reward_models.qa_reward import QAExactMatchReward
+from rlfactory_reward_models.setting import FamilyRewards, JudgeSetting, RewardSetting, build_reward
 
 
 def search_server_config(corpus_path: str, *, transport: Literal["inprocess", "stdio"] = "inprocess",
@@ -39,6 +40,13 @@ def search_server_config(corpus_path: str, *, transport: Literal["inprocess", "s
     if index_dir:
         args += ["--index-dir", str(index_dir)]
     return bundled_server_config("search", "rlfactory_tool_servers.search", args, transport=transport, tuning=tuning)
+
+
+def search_rewards(format_score: float) -> FamilyRewards:
+    """The search family's rewards: exact match (with ``format_score`` for a wrong answer) by default, its parts
+    ``exact_match`` and ``f1`` by name; a judge reads the question and the golden answers."""
+    qa = QAExactMatchReward(format_score=format_score)
+    return FamilyRewards(default=qa, named={"exact_match": (qa, "exact_match"), "f1": (qa, "f1")}, judge_template="qa")
 
 
 class SearchEnv(ToolEnv):
@@ -61,6 +69,8 @@ class SearchEnv(ToolEnv):
         enable_thinking: bool = True,
         max_turns: int = 4,
         format_score: float = 0.0,
+        reward: RewardSetting = None,
+        judge: JudgeSetting = None,
         **env_kwargs: Any,
     ):
         if chat_format not in PROMPTS:
@@ -74,8 +84,8 @@ class SearchEnv(ToolEnv):
         super().__init__(tasks=shared_tasks(load_search_tasks, FAMILY.setting("data_path", data_path)),
                          tool_servers=tool_servers,
                          chat_format=make_chat_format(chat_format, enable_thinking=enable_thinking),
-                         reward_model=QAExactMatchReward(format_score=format_score), max_turns=max_turns,
-                         **env_kwargs)
+                         reward_model=build_reward(reward, judge, search_rewards(format_score)),
+                         max_turns=max_turns, **env_kwargs)
 
     def task_from_dict(self, data: Mapping[str, Any]) -> SearchTask:
         return SearchTask.from_dict(data)

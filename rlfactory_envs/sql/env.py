@@ -26,6 +26,7 @@ from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.config import bundled_server_config
 from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
+from rlfactory_envs.kernel.reward import RewardInput
 from rlfactory_envs.kernel.reward_hacks import RewardHack
 from rlfactory_envs.kernel.task_source import shared_tasks
 from rlfactory_envs.sql.baseline import ExploreThenGuessPolicy
@@ -34,6 +35,7 @@ from rlfactory_envs.sql.hacks import sql_hacks
 from rlfactory_envs.sql.prompt import sql_prompt
 from rlfactory_envs.sql.task import SqlTask
 from rlfactory_envs.sql.tasks import Dataset, default_db_dir, gold_queries, load_sql_tasks
+from rlfactory_reward_models.setting import FamilyRewards, JudgeSetting, RewardSetting, build_reward
 from rlfactory_reward_models.sql_execution import Comparison, DistinctMode, EmptyGold, SqlExecutionReward, TestSuite
 from rlfactory_tool_servers.sqlite_sandbox.catalog import find_databases
 
@@ -57,6 +59,12 @@ def shared_reward(db_dir: str, comparison: Comparison, distinct: DistinctMode, t
     return SqlExecutionReward(db_dir, comparison=comparison, distinct=distinct, timeout_s=timeout_s,
                               empty_gold=empty_gold, test_suite=test_suite, suite_size=suite_size,
                               suite_seed=suite_seed, suite_dir=suite_dir, suite_queries=queries)
+
+
+def _judge_fields(item: RewardInput) -> dict[str, str]:
+    task: SqlTask = item.task
+    question = f"{task.question}\n(Evidence: {task.evidence})" if task.evidence else task.question
+    return {"question": f"{question}\n(Database: {task.db_id})", "reference": task.gold_sql}
 
 
 class SqlEnv(ToolEnv):
@@ -90,6 +98,8 @@ class SqlEnv(ToolEnv):
         query_timeout_s: float = 5.0,
         enable_thinking: bool = True,
         max_turns: int = 6,
+        reward: RewardSetting = None,
+        judge: JudgeSetting = None,
         **env_kwargs: Any,
     ):
         if dataset not in ("spider", "bird"):
@@ -107,10 +117,13 @@ class SqlEnv(ToolEnv):
         self.database_ids = frozenset(find_databases(db_dir))
         if tool_servers is None:
             tool_servers = sql_server_config(db_dir, transport=transport, timeout_s=query_timeout_s)
-        reward = shared_reward(db_dir, comparison or dataset, distinct, float(query_timeout_s), empty_gold,
-                               test_suite, int(suite_size), int(suite_seed), suite_dir, data_path, dataset)
+        execution = shared_reward(db_dir, comparison or dataset, distinct, float(query_timeout_s), empty_gold,
+                                  test_suite, int(suite_size), int(suite_seed), suite_dir, data_path, dataset)
+        rewards = FamilyRewards(default=execution, named={"execution_match": (execution, None)},
+                                judge_template="sql", judge_fields=_judge_fields)
         super().__init__(tasks=shared_tasks(load_sql_tasks, data_path, db_dir, dataset), tool_servers=tool_servers,
-                         chat_format=Qwen3ChatFormat(enable_thinking=enable_thinking), reward_model=reward,
+                         chat_format=Qwen3ChatFormat(enable_thinking=enable_thinking),
+                         reward_model=build_reward(reward, judge, rewards),
                          max_turns=max_turns, **env_kwargs)
 
     def task_from_dict(self, data: Mapping[str, Any]) -> SqlTask:

@@ -14,10 +14,12 @@ in full.
 The answer is the plan, ``<answer>[{"days": 1, "current_city": ..., ...}, ...]</answer>``, as JSON, a Python
 literal or repairable JSON. A plan that cannot be read is told to the model and the episode goes on (on the last
 turn it ends and scores 0 with the reason). ``info["travel_eval"]`` holds the whole verdict, keyed by the official
-constraint names; ``reward`` picks the scalar (``final_pass``, ``pass_rate`` or weights, see
-``TravelPlanReward``). Names match exactly by default (``strict=True``): the official evaluator's substring rule
-(``strict=False``, what ``rlf eval-plans`` reproduces) pays plans made of name fragments (``"Ca, Rockford"``),
-which a policy learns to write instead of looking anything up.
+constraint names; ``reward`` picks the scalar: ``final_pass``, ``pass_rate``, another part of the verdict
+(``delivered``, ``commonsense_pass``, ``hard_pass``), or weights over them and the other rewards every family takes
+(``rlfactory_reward_models.setting``), e.g. ``{"final_pass": 0.5, "pass_rate": 0.5}``. Names match exactly by
+default (``strict=True``): the official evaluator's substring rule (``strict=False``, what ``rlf eval-plans``
+reproduces) pays plans made of name fragments (``"Ca, Rockford"``), which a policy learns to write instead of
+looking anything up.
 """
 
 from __future__ import annotations
@@ -42,8 +44,9 @@ from rlfactory_envs.travel.tasks import load_travel_tasks
 from rlfactory_reward_models.travel_plan.plan_text import parse_plan
 from rlfactory_reward_models.travel_plan.query import TravelQuery
 from rlfactory_reward_models.travel_plan.report import TravelReport, travel_report
-from rlfactory_reward_models.travel_plan.reward import TravelPlanReward
-from rlfactory_tool_servers.travel_sandbox.store import open_sandbox
+from rlfactory_reward_models.setting import FamilyRewards, JudgeSetting, RewardSetting, build_reward
+from rlfactory_reward_models.travel_plan.reward import PARTS, TravelPlanReward
+from rlfactory_tool_servers.travel_sandbox.store import TravelSandbox, open_sandbox
 
 
 def travel_server_config(database_dir: str, flights_path: str | None = None, *,
@@ -52,6 +55,14 @@ def travel_server_config(database_dir: str, flights_path: str | None = None, *,
     """The ``mcpServers`` document for the bundled travel server over a sandbox folder (and flights file)."""
     args = ["--database-dir", str(database_dir)] + (["--flights-path", str(flights_path)] if flights_path else [])
     return bundled_server_config("travel", "rlfactory_tool_servers.travel", args, transport=transport, tuning=tuning)
+
+
+def travel_rewards(sandbox: TravelSandbox, strict: bool) -> FamilyRewards:
+    """The travel family's rewards: the official final pass by default, the verdict's other parts by name (one
+    verdict per episode, however many are weighted); a judge reads the query and the plan."""
+    verdict = TravelPlanReward(sandbox, reward="final_pass", strict=strict)
+    named = {"final_pass": (verdict, None), **{part: (verdict, part) for part in PARTS if part != "final_pass"}}
+    return FamilyRewards(default=verdict, named=named, judge_template="plan")
 
 
 class TravelEnv(ToolEnv):
@@ -68,7 +79,8 @@ class TravelEnv(ToolEnv):
         flights_path: str | None = None,
         tool_servers: Mapping[str, Any] | str | None = None,
         transport: Literal["inprocess", "stdio"] = "inprocess",
-        reward: str | Mapping[str, float] = "final_pass",
+        reward: RewardSetting = "final_pass",
+        judge: JudgeSetting = None,
         strict: bool = True,
         enable_thinking: bool = True,
         max_turns: int = 12,
@@ -90,7 +102,7 @@ class TravelEnv(ToolEnv):
                                                 transport=transport)
         super().__init__(tasks=tasks, tool_servers=tool_servers,
                          chat_format=Qwen3ChatFormat(enable_thinking=enable_thinking),
-                         reward_model=TravelPlanReward(self.sandbox, reward=reward, strict=strict),
+                         reward_model=build_reward(reward, judge, travel_rewards(self.sandbox, strict)),
                          max_turns=max_turns, max_tool_calls=max_tool_calls,
                          max_tool_response_chars=max_tool_response_chars, episode_argument="session", **env_kwargs)
 

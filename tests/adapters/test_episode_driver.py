@@ -409,3 +409,14 @@ def test_ends_on_stop_and_merge_stops(qwen3_tokenizer):
     with POOL.lease(SEARCH_R1) as r1, POOL.lease(ENV_ID) as qwen3:
         assert stop_sequences(r1) == stops and stop_sequences(qwen3) == ()
     assert stop_sequences(object()) == ()
+
+
+def test_process_rewards_reach_the_turn_scores_and_the_episode_reward(qwen3_tokenizer):
+    responses = [f"{tool_call('anything')}<|im_end|>", "<tool_call>{broken</tool_call><|im_end|>",
+                 "<answer>surely wrong</answer><|im_end|>"]
+    result, *_ = play(qwen3_tokenizer, responses, process_reward={"format": 0.8})
+    # max_turns 4: a readable turn pays 0.8 / 4; the malformed call pays nothing; the wrong answer scores 0
+    assert result.turn_scores == pytest.approx([0.2, 0.0, 0.2])
+    assert result.reward == pytest.approx(0.4) and result.reward_parts["exact_match"] == 0.0
+    plain, *_ = play(qwen3_tokenizer, responses)
+    assert plain.turn_scores == [] and plain.reward == 0.0

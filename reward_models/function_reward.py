@@ -23,7 +23,7 @@ from typing import Any
 
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.reward import Reward, RewardInput, RewardModelBase
-from rlfactory_tool_servers.functions.server import resolve_function
+from rlfactory_envs.kernel.callable_ref import resolve_callable
 
 RewardFn = Callable[..., Any]
 
@@ -42,7 +42,7 @@ def resolve_reward(reward: str | RewardFn, builtins: Mapping[str, RewardFn]) -> 
         raise ConfigError(f"unknown reward {reward!r}: give a built-in name ({', '.join(builtins)}) or "
                           "'package.module:function'")
     try:
-        return reward, resolve_function(reward)
+        return reward, resolve_callable(reward)
     except ValueError as exc:
         raise ConfigError(f"reward {exc}; the module must be importable (an env spec's folder is on the Python "
                           "path)") from None
