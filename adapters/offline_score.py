@@ -17,6 +17,10 @@ from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.reward import Reward, RewardInput
 
 
+REWARD_FAILED = "reward model failed"
+"""How the reason of a reward that raised starts (as in the env)."""
+
+
 def last_model_turn(response: str, markers: Sequence[str]) -> str:
     """The text after the latest of ``markers`` (the env's chat format's ``last_turn_markers``: where the env's text
     ends and the model's turn begins) in ``response``; the whole ``response`` when there is none."""
@@ -24,15 +28,24 @@ def last_model_turn(response: str, markers: Sequence[str]) -> str:
     return response[end:]
 
 
+def final_answer(env: ToolEnv, response: str) -> tuple[str, str | None]:
+    """``response``'s last model turn and the answer the env's parser reads in it (``None``: none)."""
+    last = last_model_turn(response, env.chat_format.last_turn_markers)
+    return last, env.parser.parse(last).answer
+
+
 async def ascore_response(env: ToolEnv, task: Mapping[str, Any], response: str) -> Reward:
     """The env's reward for ``task`` when ``response`` (one or many turns) ends the episode."""
-    last = last_model_turn(response, env.chat_format.last_turn_markers)
-    answer = env.parser.parse(last).answer
+    return await ascore_answer(env, task, *final_answer(env, response))
+
+
+async def ascore_answer(env: ToolEnv, task: Mapping[str, Any], last: str, answer: str | None) -> Reward:
+    """The env's reward for ``task`` of ``answer`` read in the last model turn ``last`` (``final_answer``)."""
     item = RewardInput(task=env.task_from_dict(task), answer=answer, response=last)
     try:
         reward = await env.reward_model.score(item)
     except Exception as exc:  # noqa: BLE001 - a reward bug scores the lowest value, as in the env
-        return Reward(env.reward_range[0], {}, f"reward model failed: {exc!r}")
+        return Reward(env.reward_range[0], {}, f"{REWARD_FAILED}: {exc!r}")
     low, high = env.reward_range
     return Reward(min(max(float(reward.value), low), high), dict(reward.parts), reward.reason)
 

@@ -52,9 +52,9 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rlfactory_adapters.episode_label import EpisodeLabel
-from rlfactory_adapters.offline_score import ascore_response, last_model_turn
+from rlfactory_adapters.offline_score import REWARD_FAILED, ascore_answer, final_answer
 from rlfactory_envs.command_errors import DEBUG_HELP, run_command
-from rlfactory_envs.command_options import env_kwargs_from_options, positive_int
+from rlfactory_envs.command_options import env_kwargs_from_options, positive_float, positive_int
 from rlfactory_envs.env_spec import make_env, resolve
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.reward import Reward
@@ -65,8 +65,6 @@ logger = logging.getLogger("rlfactory_adapters.reward_server")
 KEYS = ("query", "prompts", "labels")
 ANSWERED = "answered"
 MIB = 1024 * 1024
-REWARD_FAILED = "reward model failed"
-"""How ``ascore_response``'s reason starts when the reward model raised."""
 
 
 @dataclass(frozen=True)
@@ -202,7 +200,7 @@ class RewardService:
         if self._parts is None and task is not None:
             async with self._parts_lock:
                 if self._parts is None:
-                    probe, _ = await self._reward(task, "")
+                    probe, _, _ = await self._reward(task, "")
                     self._parts = tuple(name for name in probe.parts if name != ANSWERED)
                     logger.info("extra_logs keys: %s", ", ".join([*self._parts, ANSWERED]))
         return self._parts or ()
@@ -210,27 +208,25 @@ class RewardService:
     async def _score_one(self, item: Item) -> tuple[Reward, bool, bool]:
         """The item's reward, whether an answer was parsed, and whether the reward failed."""
         async with self._slots:
-            try:
-                answered = self.env.parser.parse(
-                    last_model_turn(item.response, self.env.chat_format.last_turn_markers)).answer is not None
-            except Exception:  # noqa: BLE001 - the score below says what failed
-                answered = False
-            reward, failed = await self._reward(item.task, item.response)
-            return reward, answered, failed
+            return await self._reward(item.task, item.response)
 
-    async def _reward(self, task: Mapping[str, Any], response: str) -> tuple[Reward, bool]:
-        """``ascore_response``'s reward, and whether it failed (raised, which ``ascore_response`` turns into the low
-        end with the reason; took too long; gave no number)."""
+    async def _reward(self, task: Mapping[str, Any], response: str) -> tuple[Reward, bool, bool]:
+        """``ascore_response``'s reward, whether the parser found an answer, and whether the reward failed (raised,
+        which ``ascore_answer`` turns into the low end with the reason; took too long; gave no number)."""
         timeout = self.limits.score_timeout_s
+        answered = False
         try:
-            reward = await asyncio.wait_for(ascore_response(self.env, task, response), timeout)
+            last, answer = final_answer(self.env, response)
+            answered = answer is not None
+            reward = await asyncio.wait_for(ascore_answer(self.env, task, last, answer), timeout)
         except asyncio.TimeoutError:
-            return Reward(self.low, {}, f"the reward took longer than {timeout:g} s (--score-timeout-s)"), True
+            why = f"the reward took longer than {timeout:g} s (--score-timeout-s)"
+            return Reward(self.low, {}, why), answered, True
         except Exception as exc:  # noqa: BLE001 - the parser's or the task's failure: still the model's score
-            return Reward(self.low, {}, f"scoring failed: {exc!r}"), True
+            return Reward(self.low, {}, f"scoring failed: {exc!r}"), answered, True
         if not math.isfinite(reward.value):
-            return Reward(self.low, {}, f"the reward model returned {reward.value}"), True
-        return reward, bool(reward.reason and reward.reason.startswith(REWARD_FAILED))
+            return Reward(self.low, {}, f"the reward model returned {reward.value}"), answered, True
+        return reward, answered, bool(reward.reason and reward.reason.startswith(REWARD_FAILED))
 
     def _note_parts(self, rewards: Any) -> None:
         known = set(self._parts or ())
@@ -361,13 +357,6 @@ def _finite(value: Any) -> float:
 
 
 # -- the command ---------------------------------------------------------------------------------------------
-
-
-def positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
-    return value
 
 
 def options_parser(prog: str) -> argparse.ArgumentParser:

@@ -18,6 +18,13 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+    return value
+
+
 def unit_interval(text: str) -> float:
     value = float(text)
     if not 0.0 <= value <= 1.0:

@@ -21,6 +21,7 @@ from typing import Any
 
 import openai
 
+from rlfactory_envs.kernel.mcp.errors import connection_failure
 from rlfactory_reward_models.judge.config import JudgeConfig
 
 __all__ = ["JudgeClients", "LoopState", "describe_failure", "reply_text"]
@@ -157,8 +158,7 @@ def describe_failure(exc: BaseException, config: JudgeConfig) -> str:
         retried = f" after {config.max_retries} retries" if exc.status_code == 429 or exc.status_code >= 500 else ""
         text = f"judge answered HTTP {exc.status_code}{retried} at {where}: {_message(exc)}"
     elif isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc.__context__
-        text = f"judge unreachable at {where}: {cause or exc}"
+        text = f"judge unreachable at {where}: {connection_failure(exc)}"
     else:
         text = f"judge request failed: {type(exc).__name__}: {exc}"
     text = " ".join(text.split())
