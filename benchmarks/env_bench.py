@@ -36,6 +36,11 @@ Measurements (each repeated ``--repeats`` times; the table shows the median and 
 - ``judge``: the model judge (``benchmarks/judge_bench.py``, also runnable alone): judged answers/s against a
   scripted chat endpoint of 200 ms latency at concurrency 1, 16, 64 (the default) and 256, and the share of a
   GRPO-like batch (128 prompts x 8 samples) answered by request coalescing or the cache (at most 3 repeats).
+- ``search_scale``: search at scale (``benchmarks/search_scale_bench.py``, also runnable alone): BM25 and FAISS
+  flat / HNSW / IVF-PQ on a generated 1M-passage corpus (synthetic vectors): queries/s at batch 1 and 256, recall,
+  memory and build time per million passages, merged batches of 256 through the search server's code path against
+  one query per call (p50/p99), MiniLM encoding speed, and the plan for 21M passages (in the notes). About 45
+  minutes on 2 cores (at most 2 repeats); ``--quick``: 20k passages.
 
 Machines are shared and noisy: compare ratios (merged vs unmerged vs SDK, listed under the table and in the JSON)
 rather than absolute seconds across runs. The JSON also keeps, per repeat, the process CPU seconds and the
@@ -68,7 +73,9 @@ FLOOR_S = SLEEP_MS / 1000
 WIKI_SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "wiki" / "wiki18_sample_1000.jsonl"
 SPIDER_DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "spider" / "dev.json"
 TRAVEL_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "travelplanner"
-NAMES = ("sleep_stdio", "env_overhead", "search", "sql", "travel", "rollout", "judge")
+NAMES = ("sleep_stdio", "env_overhead", "search", "sql", "travel", "rollout", "judge", "search_scale")
+DEFAULT_NAMES = NAMES[:-1]
+"""What runs without ``--only``: all but ``search_scale``, which takes ~45 minutes at its full size (1M passages)."""
 TARGETS_S = {256: 0.150, 4096: 0.5}
 
 
@@ -524,7 +531,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="rlf bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small N and one repeat (smoke test, CI)")
-    parser.add_argument("--only", default=",".join(NAMES), help=f"comma-separated subset of {', '.join(NAMES)}")
+    parser.add_argument("--only", default=",".join(DEFAULT_NAMES),
+                        help=f"comma-separated subset of {', '.join(NAMES)} (default: all but search_scale)")
     parser.add_argument("--repeats", type=int, default=None,
                         help="timed repeats per measurement (default 5; 1 with --quick)")
     parser.add_argument("--out", default="bench_results/bench.json", help="JSON results file")
@@ -562,6 +570,9 @@ def run_selected(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[s
     if "judge" in args.only:
         judge_rows, judge_notes = bench_judge(quick, min(k, 3))
         rows, notes = rows + judge_rows, notes + judge_notes
+    if "search_scale" in args.only:
+        scale_rows, scale_notes = bench_search_scale(quick, min(k, 2))
+        rows, notes = rows + scale_rows, notes + scale_notes
     return rows, notes
 
 
@@ -571,6 +582,15 @@ def bench_judge(quick: bool, repeats: int) -> tuple[list[dict[str, Any]], list[s
         from benchmarks.judge_bench import bench_judge as run  # imported as a package (tests)
     except ModuleNotFoundError:  # run as a script (`rlf bench`): benchmarks/ is sys.path[0]
         from judge_bench import bench_judge as run
+    return run(quick, repeats)
+
+
+def bench_search_scale(quick: bool, repeats: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """Search at scale's rows and notes, from ``benchmarks/search_scale_bench.py``."""
+    try:
+        from benchmarks.search_scale_bench import bench_search_scale as run  # imported as a package (tests)
+    except ModuleNotFoundError:  # run as a script (`rlf bench`): benchmarks/ is sys.path[0]
+        from search_scale_bench import bench_search_scale as run
     return run(quick, repeats)
 
 

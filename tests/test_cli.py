@@ -112,6 +112,13 @@ def test_serve_over_http_says_where_and_that_it_serves_the_embedded_sample():
         f"{SAMPLE_CORPUS}, BM25 retriever")
 
 
+def test_serve_search_from_a_remote_retriever_does_not_mention_the_sample():
+    result = rlf("serve", "search", "--retriever-url", "http://127.0.0.1:9")  # not reached until a search
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == ['rlf serve search: serving "search" (tools: search) over stdio; data: '
+                                          "Search-R1 retriever at http://127.0.0.1:9/retrieve"]
+
+
 def test_serve_with_its_own_data_does_not_mention_the_sample():
     result = rlf("serve", "search", f"--corpus={SAMPLE_CORPUS}")  # stdin is closed: it starts, says so, and ends
     assert result.returncode == 0, result.stderr

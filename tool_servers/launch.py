@@ -77,13 +77,15 @@ def serve(package: ServerPackage, argv: Sequence[str] | None = None, *, prog: st
     """Run ``package``'s server as ``argv`` (default: this process's arguments) asks, until it is stopped.
 
     ``samples``: options (``{"--corpus": path}``) that point the server at an embedded sample, added when ``argv``
-    gives none of them; the start message then says so, and how to serve other data.
+    gives none of them (nor any of the package's ``OTHER_DATA_OPTIONS``, if it has some); the start message then says so, and how to serve other data.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     prog = prog or f"python -m {package.__name__}"
     samples = dict(samples or {})
     parser = command_parser(package, prog, samples)
-    filled = {} if any(_gives(argv, option) for option in samples) else samples
+    # The package's other data options (search's --retriever-url) stand in for the sample as its own options do.
+    given = [*samples, *getattr(package, "OTHER_DATA_OPTIONS", ())]
+    filled = {} if any(_gives(argv, option) for option in given) else samples
     argv += [part for option, value in filled.items() for part in (option, value)]
     options = parser.parse_args(argv)
     _, server_argv = transport_parser().parse_known_args(argv)

@@ -2,8 +2,9 @@
 server and answers; the reward is exact match against the golden answers (``rlfactory_reward_models.qa_reward``).
 
 Data, by precedence: ``data_path=`` / ``corpus_path=``, then the ``RLF_SEARCH_DATA`` / ``RLF_SEARCH_CORPUS``
-environment variables, then the embedded synthetic sample shipped in the package. ``tool_servers=`` replaces the
-default search server entirely (e.g. ``{"mcpServers": {"search": {"url": "http://10.0.0.5:8000/mcp"}}}``).
+environment variables, then the embedded synthetic sample shipped in the package. ``index_dir=`` serves an index
+built by ``rlf index build`` (BM25, FAISS or Milvus; a list of two is fused), ``retriever_url=`` forwards searches to
+a Search-R1 retriever service. ``tool_servers=`` replaces the default search server entirely (e.g. ``{"mcpServers": {"search": {"url": "http://10.0.0.5:8000/mcp"}}}``).
 """
 
 from __future__ import annotations
@@ -29,16 +30,25 @@ from rlfactory_reward_models.qa_reward import QAExactMatchReward
 from rlfactory_reward_models.setting import FamilyRewards, JudgeSetting, RewardSetting, build_reward
 
 
-def search_server_config(corpus_path: str, *, transport: Literal["inprocess", "stdio"] = "inprocess",
-                         index_dir: str | None = None, retriever: str = "bm25",
+def search_server_config(corpus_path: str | None, *, transport: Literal["inprocess", "stdio"] = "inprocess",
+                         index_dir: str | Sequence[str] | None = None, retriever: str = "bm25",
+                         retriever_url: str | None = None, milvus_uri: str | None = None,
                          server_args: Sequence[str] = (), tuning: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The ``mcpServers`` document for the bundled search server over ``corpus_path``.
 
-    ``server_args`` go to the server's command line as they are (e.g. ``["--faiss-index", P, "--encoder", E]``
-    with ``retriever="faiss"``; see ``python -m rlfactory_tool_servers.search --help``)."""
-    args = ["--corpus", str(corpus_path), "--retriever", retriever, *server_args]
-    if index_dir:
-        args += ["--index-dir", str(index_dir)]
+    ``index_dir``: one index built by ``rlf index build`` (or a list of them, fused by reciprocal rank);
+    ``retriever_url``: a Search-R1 retriever to forward searches to instead of a local corpus; ``server_args`` go to
+    the server's command line as they are (e.g. ``["--faiss-index", P, "--encoder", E]`` with ``retriever="faiss"``;
+    see ``rlf serve search --help``)."""
+    if retriever_url:
+        args = ["--retriever-url", retriever_url]
+    else:
+        args = ["--corpus", str(corpus_path), "--retriever", retriever]
+        for directory in [index_dir] if isinstance(index_dir, str) else index_dir or ():
+            args += ["--index-dir", str(directory)]
+        if milvus_uri:
+            args += ["--milvus-uri", milvus_uri]
+    args += list(server_args)
     return bundled_server_config("search", "rlfactory_tool_servers.search", args, transport=transport, tuning=tuning)
 
 
@@ -63,7 +73,9 @@ class SearchEnv(ToolEnv):
         tool_servers: Mapping[str, Any] | str | None = None,
         transport: Literal["inprocess", "stdio"] = "inprocess",
         retriever: str = "bm25",
-        index_dir: str | None = None,
+        index_dir: str | list[str] | None = None,
+        retriever_url: str | None = None,
+        milvus_uri: str | None = None,
         server_args: Sequence[str] = (),
         chat_format: Literal["qwen3", "search_r1"] = "qwen3",
         enable_thinking: bool = True,
@@ -79,7 +91,8 @@ class SearchEnv(ToolEnv):
         corpus_path = FAMILY.setting("corpus_path", corpus_path) or str(SAMPLE_CORPUS_PATH)
         if tool_servers is None:
             tool_servers = search_server_config(corpus_path, transport=transport, index_dir=index_dir,
-                                                retriever=retriever, server_args=server_args)
+                                                retriever=retriever, retriever_url=retriever_url,
+                                                milvus_uri=milvus_uri, server_args=server_args)
         self.corpus_path = corpus_path
         super().__init__(tasks=shared_tasks(load_search_tasks, FAMILY.setting("data_path", data_path)),
                          tool_servers=tool_servers,

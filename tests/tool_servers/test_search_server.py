@@ -16,9 +16,12 @@ from mcp import Client, StdioServerParameters
 
 from rlfactory_tool_servers.batched_tool import BATCH_FORMS_META_KEY, BATCH_OF_META_KEY
 from rlfactory_tool_servers.search import build_server
-from rlfactory_tool_servers.search.bm25_retriever import METADATA_FILE, BM25Retriever, corpus_fingerprint
+from rlfactory_tool_servers.search.bm25_retriever import BM25Retriever
 from rlfactory_tool_servers.search.corpus import Corpus, load_corpus
 from rlfactory_tool_servers.search.formatting import format_passages
+from rlfactory_tool_servers.search.manifest import read_manifest
+from rlfactory_tool_servers.search.passages import LocalPassages
+from rlfactory_tool_servers.search.ranking import Ranked
 from rlfactory_tool_servers.search.server import NO_MATCH_TEXT, SearchLimits, SearchService, create_server
 from tests.conftest import REPO_ROOT, SHARED_DATA
 from tests.server_process import http_tool_server
@@ -71,10 +74,14 @@ class CountingRetriever:
         self.calls: list[list[str]] = []
         self.threads: list[int] = []
 
-    def retrieve(self, queries: list[str], topk: int) -> list[list[int]]:
+    @property
+    def num_docs(self) -> int:
+        return self.inner.num_docs
+
+    def rank(self, queries: list[str], topk: int) -> list[Ranked]:
         self.calls.append(list(queries))
         self.threads.append(threading.get_ident())
-        return self.inner.retrieve(queries, topk)
+        return self.inner.rank(queries, topk)
 
 
 @pytest.fixture
@@ -84,7 +91,7 @@ def retriever(corpus: Corpus) -> CountingRetriever:
 
 @pytest.fixture
 def service(corpus: Corpus, retriever: CountingRetriever) -> SearchService:
-    return SearchService(corpus, retriever, SearchLimits(default_topk=2, max_topk=5, max_query_chars=100))
+    return SearchService(LocalPassages(corpus, retriever), SearchLimits(default_topk=2, max_topk=5, max_query_chars=100))
 
 
 # --- formatting ------------------------------------------------------------------------------------------------
@@ -147,62 +154,61 @@ def test_empty_corpus_is_an_error(tmp_path: Path) -> None:
 
 def test_bm25_finds_the_right_passage(corpus: Corpus) -> None:
     bm25 = BM25Retriever.build(corpus.contents)
-    ranked = bm25.retrieve(["who discovered penicillin", "highest mountain on earth", "coral reefs"], 3)
-    assert [corpus.ids[r[0]] for r in ranked] == ["p5", "p1", "p3"]
+    ranked = bm25.rank(["who discovered penicillin", "highest mountain on earth", "coral reefs"], 3)
+    assert [corpus.ids[r.indices[0]] for r in ranked] == ["p5", "p1", "p3"]
+    assert all(r.scores == sorted(r.scores, reverse=True) and min(r.scores) > 0 for r in ranked)
 
 
 def test_bm25_edge_cases(corpus: Corpus) -> None:
     bm25 = BM25Retriever.build(corpus.contents)
     # More than the corpus holds: every matching passage, no error.
-    assert len(bm25.retrieve(["the largest river reef"], 100)[0]) == 2
+    assert len(bm25.rank(["the largest river reef"], 100)[0].indices) == 2
     # Nothing in common with the corpus, or only stopwords: nothing comes back.
-    assert bm25.retrieve(["zzyzx qwertyuiop", "the of and", ""], 3) == [[], [], []]
-    assert bm25.retrieve([], 3) == []
+    assert bm25.rank(["zzyzx qwertyuiop", "the of and", ""], 3) == [([], [])] * 3
+    assert bm25.rank([], 3) == []
     with pytest.raises(ValueError):
-        bm25.retrieve(["river"], 0)
+        bm25.rank(["river"], 0)
 
 
 def test_bm25_batch_equals_single_queries(corpus: Corpus) -> None:
     bm25 = BM25Retriever.build(corpus.contents)
     queries = ["radioactivity research", "the", "programming language", "largest", "Fleming London"]
-    assert bm25.retrieve(queries, 4) == [bm25.retrieve([q], 4)[0] for q in queries]
+    assert bm25.rank(queries, 4) == [bm25.rank([q], 4)[0] for q in queries]
 
 
-def test_bm25_index_cache(corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bm25_index_dir_is_built_once_then_loaded(corpus_path: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     index_dir = tmp_path / "index"
-    built = BM25Retriever.cached(corpus.contents, index_dir)
-    assert (index_dir / METADATA_FILE).is_file()
-    queries = ["penicillin", "python language", "amazon"]
+    build_server(["--corpus", str(corpus_path), "--index-dir", str(index_dir)])
+    manifest = read_manifest(index_dir)
+    assert manifest.backend == "bm25" and manifest.corpus.passages == len(PASSAGES)
 
     def no_build(*args: object, **kwargs: object) -> BM25Retriever:
-        raise AssertionError("the cached index should have been loaded, not rebuilt")
+        raise AssertionError("the built index should have been loaded, not rebuilt")
 
-    with monkeypatch.context() as patch:
-        patch.setattr(BM25Retriever, "build", no_build)
-        loaded = BM25Retriever.cached(corpus.contents, index_dir)
-    assert loaded.retrieve(queries, 3) == built.retrieve(queries, 3)
+    monkeypatch.setattr(BM25Retriever, "build", no_build)
+    from rlfactory_tool_servers.search import index_build
 
-    # Another corpus in the same directory: the stale index is rebuilt, not trusted.
-    other = corpus.contents[:3]
-    rebuilt = BM25Retriever.cached(other, index_dir)
-    assert rebuilt.num_docs == 3
-    assert BM25Retriever.cached(other, index_dir).retrieve(["penicillin", "everest"], 3) == [[], [1]]
+    monkeypatch.setattr(index_build, "build_index", no_build)
+    build_server(["--corpus", str(corpus_path), "--index-dir", str(index_dir)])
 
 
-def test_corpus_fingerprint_sees_edits_and_order(corpus: Corpus) -> None:
-    contents = corpus.contents
-    fingerprint = corpus_fingerprint(contents)
-    assert corpus_fingerprint(list(contents)) == fingerprint
-    assert corpus_fingerprint(contents[::-1]) != fingerprint
-    assert corpus_fingerprint(contents[:-1]) != fingerprint
-    assert corpus_fingerprint([contents[0].replace("M", "N")] + contents[1:]) != fingerprint
+def test_an_index_is_refused_with_another_corpus(corpus_path: Path, tmp_path: Path) -> None:
+    index_dir = tmp_path / "index"
+    build_server(["--corpus", str(corpus_path), "--index-dir", str(index_dir)])
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text(corpus_path.read_text(encoding="utf-8").replace("Everest", "Elbrus"), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"built from another corpus .* rlf index build --corpus .*edited\.jsonl"):
+        build_server(["--corpus", str(edited), "--index-dir", str(index_dir)])
 
 
-def test_bm25_cache_refuses_a_foreign_directory(corpus: Corpus, tmp_path: Path) -> None:
-    (tmp_path / "precious.txt").write_text("not an index")
-    with pytest.raises(ValueError, match="not empty"):
-        BM25Retriever.cached(corpus.contents, tmp_path)
-    assert (tmp_path / "precious.txt").read_text() == "not an index"
+def test_a_directory_without_an_index_is_refused(corpus_path: Path, tmp_path: Path) -> None:
+    stray = tmp_path / "stray"
+    stray.mkdir()
+    (stray / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"holds no built index: no manifest\.json"):
+        build_server(["--corpus", str(corpus_path), "--index-dir", str(stray)])
+    assert [p.name for p in stray.iterdir()] == ["notes.txt"]
 
 
 # --- the tool, in process --------------------------------------------------------------------------------------
@@ -282,13 +288,15 @@ async def test_server_answers_while_a_search_runs(corpus: Corpus) -> None:
     entered, release, finished = threading.Event(), threading.Event(), threading.Event()
 
     class BlockingRetriever:
-        def retrieve(self, queries: list[str], topk: int) -> list[list[int]]:
+        num_docs = len(corpus)
+
+        def rank(self, queries: list[str], topk: int) -> list[Ranked]:
             entered.set()
             release.wait(timeout=3)
             finished.set()
-            return [[0] for _ in queries]
+            return [Ranked([0], [1.0]) for _ in queries]
 
-    async with Client(create_server(SearchService(corpus, BlockingRetriever()))) as client:
+    async with Client(create_server(SearchService(LocalPassages(corpus, BlockingRetriever())))) as client:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(client.call_tool, "search", {"query": "blocked"})
             assert await anyio.to_thread.run_sync(entered.wait, 5)
@@ -307,6 +315,9 @@ def test_bad_options_exit_with_usage(corpus_path: Path) -> None:
                  ["--corpus", str(corpus_path), "--retriever", "faiss", "--faiss-index", "missing.index",
                   "--encoder", "e5"],
                  ["--corpus", str(corpus_path.with_name("missing.jsonl"))],
+                 ["--corpus", str(corpus_path), "--retriever", "faiss", "--index-dir", "x"],
+                 ["--retriever-url", "http://127.0.0.1:9/retrieve", "--index-dir", "x"],
+                 ["--corpus", str(corpus_path), "--fusion-k", "0"],
                  []):
         with pytest.raises(SystemExit):
             build_server(argv)
@@ -318,7 +329,7 @@ async def test_build_server_with_index_dir(corpus_path: Path, tmp_path: Path) ->
         async with Client(build_server(argv)) as client:
             result = await client.call_tool("search", {"query": "Great Barrier Reef"})
         assert result.content[0].text.startswith('Doc 1(Title: "Great Barrier Reef")')
-    assert (tmp_path / "index" / METADATA_FILE).is_file()
+    assert read_manifest(tmp_path / "index").backend == "bm25"
 
 
 async def check_search_over(client: Client) -> None:
@@ -367,9 +378,9 @@ def test_real_wiki18_sample(wiki_corpus: Corpus) -> None:
     # A passage's own title and opening words find it first.
     picks = range(0, 1000, 50)
     queries = [" ".join(wiki_corpus.contents[i].replace("\n", " ").split()[:30]) for i in picks]
-    ranked = bm25.retrieve(queries, 3)
-    assert sum(r[0] == i for i, r in zip(picks, ranked)) >= 0.9 * len(queries)
-    service = SearchService(wiki_corpus, bm25)
+    ranked = bm25.rank(queries, 3)
+    assert sum(r.indices[0] == i for i, r in zip(picks, ranked)) >= 0.9 * len(queries)
+    service = SearchService(LocalPassages(wiki_corpus, bm25))
     [text] = service.search_checked([("Evan Morris lobbyist Genentech Roche", 3)])
     assert text.startswith('Doc 1(Title: "Evan Morris") Evan Morris Evan L. Morris')
     assert text.count("\n") >= 3 and text.endswith("\n")
@@ -394,15 +405,12 @@ def faiss_module():
     return pytest.importorskip("faiss", reason="faiss-cpu (the 'faiss' extra) is not installed")
 
 
-def test_missing_optional_dependencies_are_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rlfactory_tool_servers.search.dense_retriever import E5QueryEncoder, import_faiss
+def test_missing_faiss_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rlfactory_tool_servers.search.dense_retriever import import_faiss
 
-    for module in ("faiss", "torch", "transformers"):
-        monkeypatch.setitem(sys.modules, module, None)  # makes `import module` fail
+    monkeypatch.setitem(sys.modules, "faiss", None)  # makes `import faiss` fail
     with pytest.raises(ImportError, match="faiss-cpu"):
         import_faiss()
-    with pytest.raises(ImportError, match="torch and transformers"):
-        E5QueryEncoder("unused-model-dir")
 
 
 def test_dense_retriever_on_a_small_index(faiss_module, tmp_path: Path) -> None:
@@ -415,8 +423,10 @@ def test_dense_retriever_on_a_small_index(faiss_module, tmp_path: Path) -> None:
     faiss_module.write_index(index, str(tmp_path / "flat.index"))
     encoder = StoredVectorEncoder(vectors)
     dense = DenseRetriever.load(tmp_path / "flat.index", encoder, num_docs=5)
-    ranked = dense.retrieve([f"doc {i}" for i in range(5)], 20)
-    assert [r[0] for r in ranked] == [0, 1, 2, 3, 4] and all(sorted(r) == [0, 1, 2, 3, 4] for r in ranked)
+    ranked = dense.rank([f"doc {i}" for i in range(5)], 20)
+    assert [r.indices[0] for r in ranked] == [0, 1, 2, 3, 4]
+    assert all(sorted(r.indices) == [0, 1, 2, 3, 4] for r in ranked)
+    assert all(r.scores[0] == pytest.approx(1.0, abs=1e-5) for r in ranked)
     assert encoder.calls == 1
     with pytest.raises(ValueError, match="holds 5 vectors but the corpus holds 6"):
         DenseRetriever.load(tmp_path / "flat.index", encoder, num_docs=6)
@@ -433,18 +443,21 @@ def test_dense_retriever_on_the_real_e5_index(faiss_module, wiki_corpus: Corpus)
     encoder = StoredVectorEncoder(stored.reconstruct_n(0, stored.ntotal))
     for mmap in (False, True):
         dense = DenseRetriever.load(FAISS_SAMPLE, encoder, num_docs=len(wiki_corpus), mmap=mmap)
-        ranked = dense.retrieve([f"doc {i}" for i in range(1000)], 3)
-        assert [r[0] for r in ranked] == list(range(1000))  # each passage's own vector finds it first
+        ranked = dense.rank([f"doc {i}" for i in range(1000)], 3)
+        assert [r.indices[0] for r in ranked] == list(range(1000))  # each passage's own vector finds it first
 
 
 @needs_wiki_sample
 async def test_server_with_faiss_retriever(faiss_module, monkeypatch: pytest.MonkeyPatch) -> None:
     if not FAISS_SAMPLE.is_file():
         pytest.skip(f"the e5 FAISS sample is not at {FAISS_SAMPLE}")
-    from rlfactory_tool_servers.search import dense_retriever
+    from rlfactory_tool_servers.search import encoders
 
     vectors = faiss_module.read_index(str(FAISS_SAMPLE)).reconstruct_n(0, 1000)
-    monkeypatch.setattr(dense_retriever, "E5QueryEncoder", lambda model_dir: StoredVectorEncoder(vectors))
+    # No e5 weights here: the stored vectors stand in for the e5 query encoder (the real encoder is tested with
+    # all-MiniLM-L6-v2 in tests/search/test_encoders.py).
+    monkeypatch.setattr(encoders, "encoder_record_for", lambda model, **options: None)
+    monkeypatch.setattr(encoders, "make_query_encoder", lambda record, **options: StoredVectorEncoder(vectors))
     server = build_server(["--corpus", str(WIKI_SAMPLE), "--retriever", "faiss", "--faiss-index", str(FAISS_SAMPLE),
                            "--encoder", "unused-model-dir"])
     async with Client(server) as client:
