@@ -121,6 +121,8 @@ def index(args: argparse.Namespace) -> int:
                                collection=args.collection, batch_size=args.batch_size,
                                chunk_passages=args.chunk_passages, device=args.device,
                                progress=not args.no_progress, overwrite=args.overwrite)
+    except ImportError as missing:  # an extra not installed: its message names it
+        raise ConfigError(str(missing)) from missing
     except BuildInterrupted as stopped:
         print(f"rlf index: interrupted after {stopped.done} of the corpus's passages; run the same command again "
               "to resume", file=sys.stderr)

@@ -9,6 +9,7 @@ a Search-R1 retriever service. ``tool_servers=`` replaces the default search ser
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -41,10 +42,12 @@ def search_server_config(corpus_path: str | None, *, transport: Literal["inproce
     the server's command line as they are (e.g. ``["--faiss-index", P, "--encoder", E]`` with ``retriever="faiss"``;
     see ``rlf serve search --help``)."""
     if retriever_url:
+        if index_dir or milvus_uri:
+            raise ConfigError("retriever_url= serves a remote retriever's passages; drop index_dir= and milvus_uri=")
         args = ["--retriever-url", retriever_url]
     else:
         args = ["--corpus", str(corpus_path), "--retriever", retriever]
-        for directory in [index_dir] if isinstance(index_dir, str) else index_dir or ():
+        for directory in [index_dir] if isinstance(index_dir, (str, os.PathLike)) else index_dir or ():
             args += ["--index-dir", str(directory)]
         if milvus_uri:
             args += ["--milvus-uri", milvus_uri]

@@ -91,3 +91,13 @@ def test_search_server_over_streamable_http(tmp_path):
             assert "<tool_response>\nDoc 1(Title: " in obs
         finally:
             env.close()
+
+
+def test_server_config_takes_paths_and_refuses_contradicting_sources(tmp_path):
+    from rlfactory_envs.kernel.errors import ConfigError
+    from rlfactory_envs.search.env import search_server_config
+
+    config = search_server_config("corpus.jsonl", index_dir=tmp_path / "idx")
+    assert ["--index-dir", str(tmp_path / "idx")] == config["mcpServers"]["search"]["args"][-2:]
+    with pytest.raises(ConfigError, match="drop index_dir= and milvus_uri="):
+        search_server_config(None, retriever_url="http://127.0.0.1:9/retrieve", index_dir="idx")

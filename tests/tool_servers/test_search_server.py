@@ -187,10 +187,31 @@ def test_bm25_index_dir_is_built_once_then_loaded(corpus_path: Path, tmp_path: P
         raise AssertionError("the built index should have been loaded, not rebuilt")
 
     monkeypatch.setattr(BM25Retriever, "build", no_build)
-    from rlfactory_tool_servers.search import index_build
+    from rlfactory_tool_servers.search import index_loading
 
-    monkeypatch.setattr(index_build, "build_index", no_build)
+    monkeypatch.setattr(index_loading, "build_index", no_build)
     build_server(["--corpus", str(corpus_path), "--index-dir", str(index_dir)])
+
+
+def test_server_processes_starting_together_build_the_bm25_index_once(corpus_path: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from rlfactory_tool_servers.search import index_loading
+
+    builds: list[int] = []
+    real_build = index_loading.build_index
+
+    def counted_build(*args: object, **kwargs: object) -> object:
+        builds.append(threading.get_ident())
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(index_loading, "build_index", counted_build)
+    argv = ["--corpus", str(corpus_path), "--index-dir", str(tmp_path / "shared")]
+    threads = [threading.Thread(target=build_server, args=(argv,)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(builds) == 1 and read_manifest(tmp_path / "shared").corpus.passages == len(PASSAGES)
 
 
 def test_an_index_is_refused_with_another_corpus(corpus_path: Path, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import threading
 from pathlib import Path
 from typing import Any, Literal
 
@@ -159,12 +160,18 @@ def make_query_encoder(record: EncoderRecord, *, device: str | None = None) -> Q
     """The query side of ``record``'s encoder, for ``DenseRetriever``: queries in, normalised float32 rows out.
 
     One model per process and setting: indexes embedded alike (two fused, or a FAISS and a Milvus one) share it."""
-    return _shared_encoder(record, device).encode_queries
+    return _shared_query_encoder(record, device)
 
 
 @functools.cache
-def _shared_encoder(record: EncoderRecord, device: str | None) -> TextEncoder:
-    return TextEncoder(record, device=device)
+def _shared_query_encoder(record: EncoderRecord, device: str | None) -> QueryEncoder:
+    encoder, lock = TextEncoder(record, device=device), threading.Lock()
+
+    def encode_queries(texts: list[str]) -> np.ndarray:
+        with lock:  # one forward pass at a time: a fast tokenizer shared across threads fails ("Already borrowed")
+            return encoder.encode_queries(texts)
+
+    return encode_queries
 
 
 def _model_config(source: str) -> Any:

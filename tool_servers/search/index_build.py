@@ -75,9 +75,10 @@ def build_index(corpus_path: str | Path, out_dir: str | Path, *, backend: Backen
     if milvus_uri is not None and backend != "milvus":
         raise ValueError(f"--milvus-uri is for --backend milvus, not {backend}")
     params = _build_params(backend, encoder_record, faiss_type, given_faiss_params, milvus_uri, collection)
-    state = _start_or_resume(out_dir, params, corpus_path, overwrite)
-    if backend == "milvus" and not state.resumed and milvus_uri is not None and not overwrite:
+    if backend == "milvus" and milvus_uri is not None and not overwrite and BuildState.read(out_dir) is None:
+        # Before any state is written: a refused build must be refused again, not resumed into the collection.
         _refuse_existing_collection(milvus_uri, collection)
+    state = _start_or_resume(out_dir, params, corpus_path, overwrite)
 
     reader = PassageReader(corpus_path, skip=state.done)
     try:

@@ -9,10 +9,12 @@ Without a directory: BM25 built in memory, or Search-R1's ``e5_Flat.index`` layo
 from __future__ import annotations
 
 import argparse
+import fcntl
 from pathlib import Path
 from typing import Any
 
 from rlfactory_tool_servers.search.corpus import Corpus, load_corpus
+from rlfactory_tool_servers.search.index_build import BUILD_DIR, build_index
 from rlfactory_tool_servers.search.manifest import MANIFEST_FILE, IndexManifest, read_manifest
 from rlfactory_tool_servers.search.passages import LocalPassages, PassageSource
 from rlfactory_tool_servers.search.ranking import Retriever
@@ -52,10 +54,8 @@ def make_retriever(options: argparse.Namespace, corpus: Corpus) -> Retriever:
 def load_index(index_dir: Path, corpus: Corpus, options: argparse.Namespace) -> Retriever:
     """The index built in ``index_dir`` from ``corpus``. A new or empty directory, when the options ask for BM25,
     gets a BM25 index built into it first (so a later start only loads it)."""
-    if not (index_dir / MANIFEST_FILE).is_file() and options.retriever == "bm25" and _is_empty(index_dir):
-        from rlfactory_tool_servers.search.index_build import build_index
-
-        build_index(options.corpus, index_dir, backend="bm25", progress=False)
+    if not (index_dir / MANIFEST_FILE).is_file() and options.retriever == "bm25" and _is_empty_or_building(index_dir):
+        build_bm25_once(options.corpus, index_dir)
     manifest = read_manifest(index_dir)
     manifest.check_corpus(index_dir, len(corpus), corpus.checksum, options.corpus)
     if manifest.backend == "bm25":
@@ -79,7 +79,7 @@ def load_index(index_dir: Path, corpus: Corpus, options: argparse.Namespace) -> 
 
 def apply_search_params(index: Any, manifest: IndexManifest) -> None:
     """Set an approximate FAISS index's search-time parameters (HNSW ``efSearch``, IVF ``nprobe``) from the
-    manifest: FAISS does not store them in the index file."""
+    manifest, which is what a user edits to tune them (the index file holds the values it was built with)."""
     params = manifest.faiss.params
     if manifest.faiss.index_type == "hnsw" and "efSearch" in params:
         index.hnsw.efSearch = params["efSearch"]
@@ -118,5 +118,16 @@ def describe_index(index_dir: Path, options: argparse.Namespace) -> str:
     return f"Milvus collection {manifest.milvus.collection} at {uri} (index {index_dir}, encoder {model})"
 
 
-def _is_empty(directory: Path) -> bool:
-    return not directory.exists() or (directory.is_dir() and not any(directory.iterdir()))
+def build_bm25_once(corpus_path: Path, index_dir: Path) -> None:
+    """Build the BM25 index of ``corpus_path`` into ``index_dir`` unless another process has: the server processes
+    of a pool start together, and the first to take the lock builds (or resumes a build) while the others wait."""
+    index_dir.parent.mkdir(parents=True, exist_ok=True)
+    with (index_dir.parent / f".{index_dir.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (index_dir / MANIFEST_FILE).is_file():
+            build_index(corpus_path, index_dir, backend="bm25", progress=False)
+
+
+def _is_empty_or_building(directory: Path) -> bool:
+    return (not directory.exists() or (directory.is_dir() and not any(directory.iterdir()))
+            or (directory / BUILD_DIR).is_dir())

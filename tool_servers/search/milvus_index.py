@@ -31,6 +31,7 @@ Milvus Lite, as found with milvus-lite 3.2.2 and pymilvus 3.0.2:
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 from collections.abc import Mapping
@@ -100,7 +101,8 @@ def connect(uri: str, *, timeout: float | None = None) -> Any:
             raise ValueError(f"cannot reach the Milvus server at {uri} ({exc.message}); start it, or pass the "
                              "right --milvus-uri") from None
         if is_lite_uri(uri):
-            _lite_clients[uri] = _lite_clients.get(uri, 0) + 1
+            key = os.path.abspath(uri)  # milvus-lite's own key: two spellings of a path are one server
+            _lite_clients[key] = _lite_clients.get(key, 0) + 1
     return client
 
 
@@ -135,11 +137,12 @@ def disconnect(client: Any, uri: str) -> None:
     client.close()
     if not is_lite_uri(uri):
         return
+    key = os.path.abspath(uri)
     with _lite_lock:
-        _lite_clients[uri] -= 1
-        if _lite_clients[uri]:
+        _lite_clients[key] -= 1
+        if _lite_clients[key]:
             return
-        del _lite_clients[uri]
+        del _lite_clients[key]
         from milvus_lite.server_manager import server_manager_instance
 
         release = getattr(server_manager_instance, "release_server", None)
