@@ -31,6 +31,9 @@ Measurements (each repeated ``--repeats`` times; the table shows the median and 
   plan verification (every commonsense and hard constraint) per plan, on the 45 TravelPlanner training gold
   plans in ``../shared/data/travelplanner`` (the embedded sample's reference plans when absent). Target: under
   5 ms a plan.
+- ``android``: simulated phones (``benchmarks/android_bench.py``, also runnable alone): env steps/s of 1,000
+  ``rlf/Android-v0`` envs in one ``EnvBatch`` (merged and unmerged), the phone's own actions/s, and memory per
+  phone. Targets: at least 5,000 steps/s, under 200 KB a phone.
 - ``rollout``: a full scripted rollout of ``rlf/Search-NQ-v0`` (``run_rollouts``): episodes/s (wall time of the
   whole call: envs made, search server started, every episode run) and mean reward.
 - ``judge``: the model judge (``benchmarks/judge_bench.py``, also runnable alone): judged answers/s against a
@@ -73,7 +76,7 @@ FLOOR_S = SLEEP_MS / 1000
 WIKI_SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "wiki" / "wiki18_sample_1000.jsonl"
 SPIDER_DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "spider" / "dev.json"
 TRAVEL_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "travelplanner"
-NAMES = ("sleep_stdio", "env_overhead", "search", "sql", "travel", "rollout", "judge", "search_scale")
+NAMES = ("sleep_stdio", "env_overhead", "search", "sql", "travel", "android", "rollout", "judge", "search_scale")
 DEFAULT_NAMES = NAMES[:-1]
 """What runs without ``--only``: all but ``search_scale``, which takes ~45 minutes at its full size (1M passages)."""
 TARGETS_S = {256: 0.150, 4096: 0.5}
@@ -565,6 +568,9 @@ def run_selected(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[s
     if "travel" in args.only:
         travel_rows, travel_notes = bench_travel(32 if quick else 256, k)
         rows, notes = rows + travel_rows, notes + travel_notes
+    if "android" in args.only:
+        android_rows, android_notes = bench_android(quick, min(k, 3))
+        rows, notes = rows + android_rows, notes + android_notes
     if "rollout" in args.only:
         rows.append(bench_rollout(32 if quick else 512, 16 if quick else 256, 1 if quick else min(k, 3)))
     if "judge" in args.only:
@@ -582,6 +588,15 @@ def bench_judge(quick: bool, repeats: int) -> tuple[list[dict[str, Any]], list[s
         from benchmarks.judge_bench import bench_judge as run  # imported as a package (tests)
     except ModuleNotFoundError:  # run as a script (`rlf bench`): benchmarks/ is sys.path[0]
         from judge_bench import bench_judge as run
+    return run(quick, repeats)
+
+
+def bench_android(quick: bool, repeats: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """Simulated phones' rows and notes, from ``benchmarks/android_bench.py``."""
+    try:
+        from benchmarks.android_bench import bench_android as run  # imported as a package (tests)
+    except ModuleNotFoundError:  # run as a script (`rlf bench`): benchmarks/ is sys.path[0]
+        from android_bench import bench_android as run
     return run(quick, repeats)
 
 

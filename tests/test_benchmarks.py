@@ -24,3 +24,12 @@ def test_quick_env_overhead_writes_report(tmp_path, capsys):
     assert rows["env_overhead_batched"]["n"] > 1
     assert report["ratios"]["env_overhead_batched/single_async"] > 0
     assert "env_overhead_batched" in capsys.readouterr().out
+
+
+def test_quick_android_bench_reports_steps_and_memory(tmp_path):
+    out = tmp_path / "b.json"
+    assert main(["--quick", "--only", "android", "--out", str(out)]) == 0
+    rows = {r["name"]: r for r in json.loads(out.read_text(encoding="utf-8"))["results"]}
+    assert set(rows) == {"android_steps", "android_steps_unmerged", "android_device_steps", "android_memory"}
+    assert rows["android_steps"]["metric"] == "steps/s" and rows["android_steps"]["value"] > 0
+    assert 0 < rows["android_memory"]["value"] < 200_000 and rows["android_memory"]["rss_bytes_per_env"] > 0

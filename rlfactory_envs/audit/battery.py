@@ -1,5 +1,6 @@
 """Which hacks an audit runs: the generic battery, then the env's own (``ToolEnv.reward_hacks``), narrowed to the
-names asked for. The control always runs."""
+names asked for. The control always runs: the reference answer, or the env's own hack named ``control`` (a
+family whose right answer is a way of acting, not a text, plays its reference solution)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from rlfactory_envs.audit.battery import choose_hacks, env_battery
-from rlfactory_envs.audit.hacks import control_hack
+from rlfactory_envs.audit.hacks import CONTROL_NAME, control_hack
 from rlfactory_envs.audit.report import AuditReport, EpisodeExample, HackOutcome, preview
 from rlfactory_envs.env_spec import make_env
 from rlfactory_envs.kernel.batch import EnvBatch
@@ -134,11 +134,13 @@ async def arun_audit(env_id: str, *, n_tasks: int = 50, env_kwargs: Mapping[str,
     envs = [make_env(env_id, **kwargs)]
     try:
         first = envs[0]
-        chosen = choose_hacks(env_battery(first) if hacks is None else hacks, only)
+        battery = env_battery(first) if hacks is None else list(hacks)
+        chosen = choose_hacks(battery, only)
         task_ids = audit_task_ids(first, n_tasks, seed)
         envs += [make_env(env_id, **kwargs) for _ in range(min(batch_size, len(task_ids)) - 1)]
         low = float(first.reward_range[0])
-        control = await _audit_hack(control_hack(), envs, task_ids, low)
+        own_control = next((hack for hack in battery if hack.name == CONTROL_NAME), None)
+        control = await _audit_hack(own_control or control_hack(), envs, task_ids, low)
         outcomes = [await _audit_hack(hack, envs, task_ids, low) for hack in chosen]
         return AuditReport(env_id=str(env_id), dataset=first.tasks.name, tasks=len(task_ids),
                            reward_range=(low, float(first.reward_range[1])), max_rate=max_rate,

@@ -25,7 +25,9 @@ Semantics:
   every call.
 
 Subclasses (one per family) supply the tasks, the prompt and the reward through the hooks at the bottom; see
-``rlfactory_envs.search.env``. ``rlfactory_envs.generic.env`` fills the same hooks from data (an ``mcpServers``
+``rlfactory_envs.search.env``. A family whose servers keep state per episode (a phone) makes it in
+``aopen_episode`` and releases it in ``aclose_episode`` (once per episode: at its end, or when the env is reset
+or closed first); its reward may ask the servers for the verdict (``RewardInput.call_tool``). ``rlfactory_envs.generic.env`` fills the same hooks from data (an ``mcpServers``
 config, a dataset and a reward function), with no subclass for the user to write.
 """
 
@@ -180,6 +182,7 @@ class ToolEnv(gym.Env[str, str]):
         self._messages: list[dict[str, Any]] = []
         self._tool_results: list[dict[str, Any]] = []
         self._prompt_tools_checked = False
+        self._episode_open = False
 
     # -- Gymnasium API ---------------------------------------------------------------------------------------
 
@@ -189,7 +192,12 @@ class ToolEnv(gym.Env[str, str]):
         self._check_open()
         super().reset(seed=seed)
         self.toolbox.start()
-        return self._begin(self._choose_task(options))
+        task = self._choose_task(options)
+        if self._has_episode_hooks():
+            return self.toolbox.run_blocking(self._abegin(task))
+        self._end_episode_quietly()
+        self.episode_id = uuid.uuid4().hex
+        return self._begin(task)
 
     async def areset(self, *, seed: int | None = None,
                      options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
@@ -198,7 +206,7 @@ class ToolEnv(gym.Env[str, str]):
         super().reset(seed=seed)
         task = self._choose_task(options)
         await self.toolbox.astart()
-        return self._begin(task)
+        return await self._abegin(task)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """One turn: parse ``action``, run its tool calls, return ``(obs, reward, terminated, truncated, info)``."""
@@ -208,7 +216,8 @@ class ToolEnv(gym.Env[str, str]):
     async def astep(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """``step`` as a coroutine; every tool call of the response is in flight at once."""
         self._check_can_step(action)
-        turn = self.turn + 1  # committed with the turn's record, so a cancelled step leaves no trace
+        turn = self.turn + 1  # committed with the turn's record: a cancelled step leaves no trace in the episode
+        # (a server that keeps state, a phone, may have acted on the calls it got)
         started = time.perf_counter()
         notes: list[str] = []
         text = action
@@ -236,7 +245,7 @@ class ToolEnv(gym.Env[str, str]):
                                       reason="max_episode_seconds")
 
         calls = self._bind_arguments(parsed.tool_calls)
-        results = [self._clip_result(r) for r in await self.tool_filter.call(self.toolbox, calls)]
+        results = [self._clip_result(r) for r in await self.run_tool_calls(calls)]
         feedback_lines = notes + parsed.errors
         if parsed.is_empty and not parsed.errors:
             feedback_lines.append(self.invalid_action_feedback())
@@ -278,14 +287,28 @@ class ToolEnv(gym.Env[str, str]):
         return self.transcript if self.render_mode == "ansi" else None
 
     def close(self) -> None:
-        """Release this env's share of the toolbox (the last env to close shuts it down). Idempotent."""
+        """End a running episode (``aclose_episode``), release this env's share of the toolbox (the last env to
+        close shuts it down). Idempotent."""
         if not self._closed:
             self._closed = True
-            self.toolbox.release()
+            try:
+                self._end_episode_quietly()
+            finally:
+                self.toolbox.release()
         super().close()
 
+    def _end_episode_quietly(self) -> None:
+        """``_aend_episode`` from blocking code (closing the env, resetting mid-episode)."""
+        if self._episode_open and self._has_episode_hooks():
+            try:
+                self.toolbox.run_blocking(self._aend_episode())
+            except Exception:  # noqa: BLE001 - the toolbox itself is gone: nothing left to release through it
+                pass
+        self._episode_open = False
+
     def abort(self, reason: str) -> dict[str, Any]:
-        """End the episode after an internal failure (so a batch goes on); the ``info`` of that last step."""
+        """End the episode after an internal failure (so a batch goes on); the ``info`` of that last step. What
+        ``aopen_episode`` made is released at the env's next reset or close."""
         self._done = True
         self._messages.append({"role": "system", "content": f"episode aborted: {reason}"})
         info = self._base_info(self.turn)
@@ -354,6 +377,44 @@ class ToolEnv(gym.Env[str, str]):
             return {k: v for k, v in arguments.items() if k != self.episode_argument}
         return arguments
 
+    def _has_episode_hooks(self) -> bool:
+        cls = type(self)
+        return cls.aopen_episode is not ToolEnv.aopen_episode or cls.aclose_episode is not ToolEnv.aclose_episode
+
+    async def _abegin(self, task: Any) -> tuple[str, dict[str, Any]]:
+        await self._aend_episode()
+        self.episode_id = uuid.uuid4().hex
+        self._episode_open = True
+        try:
+            await self.aopen_episode(task)
+        except BaseException:
+            self._episode_open = False
+            raise
+        return self._begin(task)
+
+    async def _aend_episode(self) -> None:
+        """``aclose_episode`` once per episode; a failure to release is not the episode's: it never loses the
+        trajectory or fails a reset, and servers bound what is left behind."""
+        if self._episode_open:
+            self._episode_open = False
+            try:
+                await self.aclose_episode()
+            except Exception:  # noqa: BLE001 - best effort, see the docstring
+                pass
+
+    async def call_episode_tool(self, name: str, arguments: Mapping[str, Any], task: Any = None) -> ToolResult:
+        """Call the tool ``name`` as the env (not the model) does: any tool of the servers, those hidden from the
+        model included, with the episode argument and ``task``'s bound arguments (default: the current task's)
+        set. For the episode hooks and for rewards that ask a server for their verdict
+        (``RewardInput.call_tool``)."""
+        bound = self.bound_arguments(task if task is not None else self.task)
+        if self.episode_argument:
+            bound[self.episode_argument] = self.episode_id
+        declared = next((spec.input_schema.get("properties") or {} for spec in self.toolbox.specs
+                         if spec.name == name), {})
+        call = ToolCall(name, {**arguments, **{k: v for k, v in bound.items() if k in declared}})
+        return (await self.toolbox.acall_many([call]))[0]
+
     def _begin(self, task: Any) -> tuple[str, dict[str, Any]]:
         specs = self._specs_for(task)
         if not self._prompt_tools_checked:
@@ -366,7 +427,6 @@ class ToolEnv(gym.Env[str, str]):
                               f"{self.max_prompt_chars:,}")
         self.task, self.turn, self._done = task, 0, False
         self.last_reward = None
-        self.episode_id = uuid.uuid4().hex
         self._started_at = time.monotonic()
         self._messages = [dict(m) for m in messages]
         self._tool_results = []
@@ -418,6 +478,7 @@ class ToolEnv(gym.Env[str, str]):
         reward = await self._score(answer, action or "", assistant)
         self.last_reward = reward
         self._done = True
+        await self._aend_episode()
         if assistant is not None:
             self._record(turn, action or "", "", [assistant])
         info["messages"] = [] if assistant is None else [dict(assistant)]
@@ -435,7 +496,7 @@ class ToolEnv(gym.Env[str, str]):
         """The reward of the episode ending with the assistant message ``last`` (not yet recorded)."""
         messages = self.messages + ([dict(last)] if last is not None else [])
         item = RewardInput(task=self.task, answer=answer, response=response, messages=messages,
-                           tool_results=[dict(r) for r in self._tool_results])
+                           tool_results=[dict(r) for r in self._tool_results], call_tool=self.call_episode_tool)
         low, high = self.reward_model.reward_range
         try:
             reward = await self.reward_model.score(item)
@@ -456,6 +517,20 @@ class ToolEnv(gym.Env[str, str]):
         return paid
 
     # -- family hooks ----------------------------------------------------------------------------------------
+
+    async def aopen_episode(self, task: Any) -> None:
+        """Prepare the servers for a new episode of ``task`` before its prompt is built (``episode_id`` is already
+        the new one): the Android family creates the episode's phone here. Default: nothing. An exception fails
+        the reset."""
+
+    async def aclose_episode(self) -> None:
+        """Release what ``aopen_episode`` made: called once per episode, after its reward is scored, or when the
+        env is reset or closed before the episode ended. Default: nothing."""
+
+    async def run_tool_calls(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        """Run one response's (bound) calls; results in order. Default: all in flight at once, through the tool
+        filter; a family whose calls act on one shared state in order (a phone) runs them one by one."""
+        return await self.tool_filter.call(self.toolbox, calls)
 
     def task_from_dict(self, data: Mapping[str, Any]) -> Any:
         """Build a task from ``options["task"]``; ``ValueError`` says what is missing."""

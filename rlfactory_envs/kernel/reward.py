@@ -4,9 +4,11 @@ is given. Part of the kernel, so reward plugins depend on it, never the other wa
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+from rlfactory_envs.kernel.tool_call import ToolResult
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,8 @@ class RewardInput:
     from the model's last response (``None`` when the episode ended without one); ``response`` that last raw
     response, for format checks; ``messages`` the whole episode as chat messages and ``tool_results`` every tool
     call the env ran (``{"name", "arguments", "text", "is_error", "server"}``), for rewards that verify the
-    answer against the tools' own output. Reward models score the answer, never text from the prompt.
+    answer against the tools' own output; ``call_tool`` asks the servers themselves. Reward models score the
+    answer, never text from the prompt.
     """
 
     task: Any
@@ -45,6 +48,10 @@ class RewardInput:
     response: str = ""
     messages: Sequence[Mapping[str, Any]] = ()
     tool_results: Sequence[Mapping[str, Any]] = ()
+    call_tool: Callable[[str, Mapping[str, Any]], Awaitable[ToolResult]] | None = None
+    """Call a tool of the episode's servers as the env does (hidden tools included, the episode's session
+    bound): for a reward that a server computes from the state it holds (a phone's final state). ``None``
+    outside an env."""
 
 
 @runtime_checkable

@@ -43,8 +43,10 @@ class ToolFilter:
         """The calls' results, in order; calls to hidden tools answered here."""
         if not self.active:
             return await toolbox.acall_many(calls)
-        ran = iter(await toolbox.acall_many([call for call in calls if self.visible(call.name)]))
-        return [next(ran) if self.visible(call.name) else self._unknown(toolbox, call) for call in calls]
+        offered = {spec.name for spec in toolbox.specs}  # a name no server offers is answered here too: the
+        runs = [call.name in offered and self.visible(call.name) for call in calls]  # toolbox's answer lists all
+        ran = iter(await toolbox.acall_many([call for call, run in zip(calls, runs) if run]))
+        return [next(ran) if run else self._unknown(toolbox, call) for call, run in zip(calls, runs)]
 
     def _unknown(self, toolbox: Toolbox, call: ToolCall) -> ToolResult:
         known = ", ".join(spec.name for spec in self.specs(toolbox.specs)) or "none"

@@ -1,7 +1,8 @@
 """The kernel's per-episode hooks, on a user's env (``rlf/MCP-v0``): ``episode_argument`` (a fresh hidden id per
 episode, kept out of ``info``), ``answer_problem`` (an unreadable answer is feedback, except on the last turn),
-and ``Reward.info`` (structured detail merged into the last ``info``; ``tests/travel`` covers the
-``episode_report`` it feeds)."""
+``Reward.info`` (structured detail merged into the last ``info``; ``tests/travel`` covers the ``episode_report`` it
+feeds), ``aopen_episode`` / ``aclose_episode`` (once per episode, whatever ends it) and ``RewardInput.call_tool``
+(a reward asking the episode's server)."""
 
 from __future__ import annotations
 
@@ -99,3 +100,83 @@ def test_reward_info_reaches_the_last_info_without_replacing_the_envs_keys():
         assert env.last_reward.info["picked"] == "[3]"
     finally:
         env.close()
+
+
+class CountingEnv(PickyEnv):
+    """Opens and closes a note per episode on the server, and counts both."""
+
+    def __init__(self, fail_close: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        self.opened: list[str] = []
+        self.closed: list[str] = []
+        self.fail_close = fail_close
+
+    async def aopen_episode(self, task):
+        result = await self.call_episode_tool("remember", {"text": "opened"}, task)
+        assert not result.is_error
+        self.opened.append(self.episode_id)
+
+    async def aclose_episode(self):
+        self.closed.append(self.episode_id)
+        if self.fail_close:
+            raise RuntimeError("the server is gone")
+
+
+class ServerVerdict:
+    """A reward the server computes: what the session's notes hold."""
+
+    reward_range = (0.0, 1.0)
+
+    async def score(self, item: RewardInput) -> Reward:
+        result = await item.call_tool("remember", {"text": "verdict"})
+        return Reward(1.0 if "opened / verdict" in result.text else 0.0, {}, result.text)
+
+    async def score_batch(self, items):
+        return [await self.score(item) for item in items]
+
+
+def test_open_and_close_run_once_per_episode_however_it_ends():
+    env = CountingEnv()
+    try:
+        env.reset(seed=0)
+        first = env.episode_id
+        assert NOTES[first] == ["opened"] and env.opened == [first]
+        env.step("<answer>[1]</answer>")
+        assert env.closed == [first]
+        env.reset(seed=0)
+        second = env.episode_id
+        env.reset(seed=0)  # reset mid-episode: the running one is closed first
+        assert env.closed == [first, second]
+        third = env.episode_id
+    finally:
+        env.close()
+    assert env.closed == [first, second, third] and env.opened == [first, second, third]
+    env.close()
+    assert len(env.closed) == 3
+
+
+def test_a_failing_close_loses_nothing():
+    env = CountingEnv(fail_close=True)
+    try:
+        env.reset(seed=0)
+        *_, terminated, _, info = env.step("<answer>[1]</answer>")
+        assert terminated and info["answer"] == "[1]"
+        env.reset(seed=0)
+    finally:
+        env.close()
+
+
+def test_a_reward_asks_the_episodes_server_through_call_tool():
+    async def run():
+        batch = EnvBatch([CountingEnv(), CountingEnv()])
+        for env in batch.envs:
+            env.reward_model = ServerVerdict()
+        try:
+            await batch.areset(seeds=[0, 1])
+            results = await batch.astep(["<answer>[1]</answer>"] * 2)
+            assert [r.reward for r in results] == [1.0, 1.0]
+            assert all(r.info["reward_reason"] == "opened / verdict" for r in results)
+        finally:
+            batch.close()
+
+    asyncio.run(run())
