@@ -83,8 +83,11 @@ class EnvBatch:
         toolbox = self.envs[members[0]].toolbox
 
         async def step_all() -> list[Any]:
-            return await asyncio.gather(*(self.envs[i].astep(actions[i]) for i in members),  # type: ignore[arg-type]
-                                        return_exceptions=True)
+            outcomes = await asyncio.gather(*(self.envs[i].astep(actions[i]) for i in members),  # type: ignore[arg-type]
+                                            return_exceptions=True)
+            failed = [self.envs[i] for i, outcome in zip(members, outcomes) if isinstance(outcome, BaseException)]
+            await asyncio.gather(*(env._aend_episode() for env in failed))  # release what the episode held
+            return outcomes
 
         try:
             outcomes: list[Any] = await toolbox.run_async(step_all())

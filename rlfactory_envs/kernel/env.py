@@ -307,8 +307,9 @@ class ToolEnv(gym.Env[str, str]):
         self._episode_open = False
 
     def abort(self, reason: str) -> dict[str, Any]:
-        """End the episode after an internal failure (so a batch goes on); the ``info`` of that last step. What
-        ``aopen_episode`` made is released at the env's next reset or close."""
+        """End the episode after an internal failure (so a batch goes on); the ``info`` of that last step.
+        ``EnvBatch`` releases what ``aopen_episode`` made right after; otherwise the env's next reset or close
+        does."""
         self._done = True
         self._messages.append({"role": "system", "content": f"episode aborted: {reason}"})
         info = self._base_info(self.turn)

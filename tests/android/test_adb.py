@@ -7,8 +7,6 @@ import json
 import pathlib
 import stat
 import sys
-import threading
-import time
 from xml.sax.saxutils import quoteattr
 
 import pytest
@@ -215,12 +213,8 @@ def test_a_failed_dump_is_reported_and_no_stale_file_is_read(fake):
 
 def test_the_screen_is_read_settle_s_after_an_action(fake, monkeypatch):
     slept, clock = [], iter([100.0, 1000.0, 1000.25])  # the action at 1000.0, the screen read 0.25 s later
-    real_monotonic, real_sleep = time.monotonic, time.sleep
-    here = threading.get_ident()  # time is the process's module: other threads keep the real clock
-    monkeypatch.setattr("rlfactory_tool_servers.android_device.adb.time.sleep",
-                        lambda s: slept.append(s) if threading.get_ident() == here else real_sleep(s))
-    monkeypatch.setattr("rlfactory_tool_servers.android_device.adb.time.monotonic",
-                        lambda: next(clock) if threading.get_ident() == here else real_monotonic())
+    monkeypatch.setattr("rlfactory_tool_servers.android_device.adb.sleep", slept.append)
+    monkeypatch.setattr("rlfactory_tool_servers.android_device.adb.monotonic", lambda: next(clock))
     device = fake.device(settle_s=0.75)
     device.elements()
     device.navigate_back()

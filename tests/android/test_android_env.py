@@ -282,3 +282,24 @@ def test_an_unknown_tool_is_answered_without_naming_the_hidden_ones(env):
     for name in ("click_batch", "device_verify", "teleport"):
         obs, *_ = env.step(call(name, index=1))
         assert f"unknown tool '{name}'" in obs and "device_open" not in obs and "open_app" in obs
+
+
+def test_a_step_that_fails_inside_a_batch_releases_its_phone():
+    batch = EnvBatch.make("rlf/Android-v0", 2, templates=["ContactsAddContact"], instances_per_template=2)
+    broken, healthy = batch.envs
+
+    async def fail(calls):
+        raise RuntimeError("a bug in the family")
+
+    broken.run_tool_calls = fail
+    try:
+        asyncio.run(batch.areset(seeds=[0, 1]))
+        session = broken.episode_id
+        results = asyncio.run(batch.astep([call("wait")] * 2))
+        assert results[0].truncated and "a bug in the family" in results[0].info["error"]
+        assert "Waited" in results[1].observation
+        gone = healthy.toolbox.call_many([ToolCall("get_screen", {"session": session})])[0]
+        assert gone.is_error and "there is no phone" in gone.text
+    finally:
+        for env in batch.envs:
+            env.close()

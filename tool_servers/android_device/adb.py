@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import re
 import subprocess
-import time
 import unicodedata
+from time import monotonic, sleep
 from collections.abc import Mapping
 from typing import Any
 
@@ -156,7 +156,7 @@ class AdbDevice:
     def elements(self) -> list[Element]:
         """The elements on screen now (read once per action), in index order."""
         if self._elements is None:
-            time.sleep(max(0.0, self._acted_at + self.settle_s - time.monotonic()))
+            sleep(max(0.0, self._acted_at + self.settle_s - monotonic()))
             self._elements = parse_dump(self._dump())
         return self._elements
 
@@ -201,7 +201,7 @@ class AdbDevice:
     def _acted(self) -> None:
         self.actions += 1
         self._elements = None
-        self._acted_at = time.monotonic()
+        self._acted_at = monotonic()
 
     def _touchable(self, index: Any) -> tuple[Element, int, int]:
         element = self.element(index)
@@ -249,7 +249,7 @@ class AdbDevice:
         if dropped:
             notes.append(f"adb cannot type {len(dropped)} of the characters ({dropped[:20]!r}); they were left out.")
         self._tap(x, y)
-        time.sleep(self.settle_s)
+        sleep(self.settle_s)
         if clear_text and element.text:
             self._keyevent("KEYCODE_MOVE_END", *["KEYCODE_DEL"] * min(len(element.text), MAX_CLEAR_CHARS))
         for command in text_commands(typeable):
@@ -327,7 +327,7 @@ class AdbDevice:
                           "an installed package name, e.g. com.android.settings)")
 
     def wait(self) -> str:
-        time.sleep(self.wait_s)
+        sleep(self.wait_s)
         self._acted()
         return f"Waited {self.wait_s:g} seconds."
 
@@ -354,7 +354,7 @@ class AdbDevice:
         self._shell("settings", "put", "system", "screen_brightness_mode", "0")
         self._shell("settings", "put", "system", "screen_brightness", str(max(0, min(255, settings.brightness))))
         self._shell("cmd", "uimode", "night", "yes" if settings.dark_theme else "no")
-        self._elements, self._acted_at = None, time.monotonic()  # not the agent's action
+        self._elements, self._acted_at = None, monotonic()  # not the agent's action
 
     @property
     def state(self) -> PhoneState:
