@@ -3,7 +3,8 @@ where to listen, how much to log), a start message, request logging, and the ser
 
 ``serve(package)`` is a server package's ``__main__``; ``rlf serve NAME`` calls it with its own ``prog`` and the
 options that point the server at its family's embedded sample. Everything said here goes to stderr: stdout carries
-the protocol of the stdio transport.
+the protocol of the stdio transport. Over HTTP, ``http_guard`` says who may call: a bearer token, the Host/Origin
+check, a warning for a server open to the network.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ import logging
 import socket
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 
 from rlfactory_tool_servers.batched_tool import BATCH_OF_META_KEY
+from rlfactory_tool_servers.http_guard import (
+    TOKEN_VARIABLE, BearerTokenGuard, auth_token, exposure_warning, transport_security)
 from rlfactory_tool_servers.request_log import log_requests
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -50,6 +53,13 @@ def transport_parser() -> argparse.ArgumentParser:
     shared.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1, loopback only)")
     shared.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000; 0 picks a free one)")
     shared.add_argument("--path", default="/mcp", help="HTTP endpoint path (default /mcp)")
+    shared.add_argument("--auth-token", default=None,
+                        help=f"HTTP: require Authorization: Bearer TOKEN on every request (default: ${TOKEN_VARIABLE} "
+                             "if set; clients send it from the headers of their mcpServers entry)")
+    shared.add_argument("--allowed-hosts", default="",
+                        help="HTTP beyond loopback: comma-separated host names clients use to reach this server; a "
+                             "request with another Host or Origin header is refused (DNS-rebinding protection, on by "
+                             "default for a loopback bind)")
     shared.add_argument("--log-level", choices=LOG_LEVELS, default="warning",
                         help="warning (default): the start message and problems; info: also one line per MCP request "
                              "(method, tool, duration, is_error) and the HTTP access log; debug: also each request's "
@@ -104,7 +114,7 @@ def serve(package: ServerPackage, argv: Sequence[str] | None = None, *, prog: st
         announce("over stdio")
         server.run("stdio")
     else:
-        run_http(server, options, lambda port: announce(
+        run_http(server, options, prog, lambda port: announce(
             f"over streamable HTTP at {http_url(options.host, port, options.path)}"))
 
 
@@ -139,10 +149,18 @@ class AnnouncingServer(uvicorn.Server):
             self._on_listening(ports[0] if ports else self.config.port)
 
 
-def run_http(server: MCPServer, options: argparse.Namespace, on_listening: Callable[[int], None]) -> None:
+def run_http(server: MCPServer, options: argparse.Namespace, prog: str, on_listening: Callable[[int], None]) -> None:
     """Serve ``server`` over streamable HTTP where ``options`` say; uvicorn logs (its access log included) through
     the root logger, at ``options.log_level``."""
-    app = server.streamable_http_app(streamable_http_path=options.path, json_response=True, host=options.host)
+    allowed = [name.strip() for name in options.allowed_hosts.split(",") if name.strip()]
+    app: Any = server.streamable_http_app(streamable_http_path=options.path, json_response=True, host=options.host,
+                                          transport_security=transport_security(options.host, allowed))
+    token = auth_token(options.auth_token)
+    if token is not None:
+        app = BearerTokenGuard(app, token)
+    warning = exposure_warning(prog, options.host, token, allowed)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     config = uvicorn.Config(app, host=options.host, port=options.port, log_level=options.log_level, log_config=None)
     AnnouncingServer(config, on_listening).run()
 

@@ -50,6 +50,11 @@ async def http_client_session(name: str, entry: HttpServerEntry) -> AsyncIterato
         except Exception as exc:
             cause = refusal or connection_failure(root_cause(exc))
             hint = _transport_hint(entry) if refusal and refusal.startswith(TRANSPORT_MISMATCH_STATUSES) else ""
+            if refusal and refusal.startswith(("HTTP 401", "HTTP 403")):
+                hint = (" (the server wants a token: set \"headers\": {\"Authorization\": \"Bearer <token>\"} in "
+                        "its mcpServers entry, the server's --auth-token)")
+            elif refusal and refusal.startswith("HTTP 421"):
+                hint = " (the server refused the Host header: start it with --allowed-hosts naming this URL's host)"
             raise TransportError(f"server {name!r}: cannot connect to {entry.url}: {cause}{hint}") from exc
         yield client
 
