@@ -44,6 +44,9 @@ Measurements (each repeated ``--repeats`` times; the table shows the median and 
   memory and build time per million passages, merged batches of 256 through the search server's code path against
   one query per call (p50/p99), MiniLM encoding speed, and the plan for 21M passages (in the notes). About 45
   minutes on 2 cores (at most 2 repeats); ``--quick``: 20k passages.
+- ``soak``: 10,000 episodes across the families at concurrency 256 (``benchmarks/soak.py``, also runnable alone,
+  with the curves): RSS, descriptors, threads and child processes stay flat and throughput does not decay; the
+  row passes when every check does, a note per check. About a minute on 2 cores; ``--quick``: 600 episodes.
 
 Machines are shared and noisy: compare ratios (merged vs unmerged vs SDK, listed under the table and in the JSON)
 rather than absolute seconds across runs. The JSON also keeps, per repeat, the process CPU seconds and the
@@ -76,9 +79,11 @@ FLOOR_S = SLEEP_MS / 1000
 WIKI_SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "wiki" / "wiki18_sample_1000.jsonl"
 SPIDER_DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "spider" / "dev.json"
 TRAVEL_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "travelplanner"
-NAMES = ("sleep_stdio", "env_overhead", "search", "sql", "travel", "android", "rollout", "judge", "search_scale")
-DEFAULT_NAMES = NAMES[:-1]
-"""What runs without ``--only``: all but ``search_scale``, which takes ~45 minutes at its full size (1M passages)."""
+NAMES = ("sleep_stdio", "env_overhead", "search", "sql", "travel", "android", "rollout", "judge", "search_scale",
+         "soak")
+DEFAULT_NAMES = tuple(name for name in NAMES if name not in ("search_scale", "soak"))
+"""What runs without ``--only``: all but ``search_scale``, which takes ~45 minutes at its full size (1M passages),
+and ``soak``, a check for leaks rather than a speed."""
 TARGETS_S = {256: 0.150, 4096: 0.5}
 
 
@@ -535,7 +540,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small N and one repeat (smoke test, CI)")
     parser.add_argument("--only", default=",".join(DEFAULT_NAMES),
-                        help=f"comma-separated subset of {', '.join(NAMES)} (default: all but search_scale)")
+                        help=f"comma-separated subset of {', '.join(NAMES)} (default: all but search_scale and soak)")
     parser.add_argument("--repeats", type=int, default=None,
                         help="timed repeats per measurement (default 5; 1 with --quick)")
     parser.add_argument("--out", default="bench_results/bench.json", help="JSON results file")
@@ -579,6 +584,9 @@ def run_selected(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[s
     if "search_scale" in args.only:
         scale_rows, scale_notes = bench_search_scale(quick, min(k, 2))
         rows, notes = rows + scale_rows, notes + scale_notes
+    if "soak" in args.only:
+        soak_rows, soak_notes = bench_soak(quick)
+        rows, notes = rows + soak_rows, notes + soak_notes
     return rows, notes
 
 
@@ -607,6 +615,15 @@ def bench_search_scale(quick: bool, repeats: int) -> tuple[list[dict[str, Any]],
     except ModuleNotFoundError:  # run as a script (`rlf bench`): benchmarks/ is sys.path[0]
         from search_scale_bench import bench_search_scale as run
     return run(quick, repeats)
+
+
+def bench_soak(quick: bool) -> tuple[list[dict[str, Any]], list[str]]:
+    """The soak's row and notes, from ``benchmarks/soak.py``."""
+    try:
+        from benchmarks.soak import bench_soak as run  # imported as a package (tests)
+    except ModuleNotFoundError:  # run as a script (`rlf bench`): benchmarks/ is sys.path[0]
+        from soak import bench_soak as run
+    return run(quick)
 
 
 def main(argv: list[str]) -> int:

@@ -75,7 +75,7 @@ def test_serve_help_is_the_servers_own_with_the_shared_options(server, data_opti
 def test_serve_without_a_server_lists_them_or_asks_for_one():
     listed = rlf("serve", "-h")
     assert listed.returncode == 0 and listed.stdout.startswith("usage: rlf serve [-h] [NAME]")
-    assert "android, functions, qwen_tools, search, sleep, sql, travel" in " ".join(listed.stdout.split())
+    assert "android, faulty, functions, qwen_tools, search, sleep, sql, travel" in " ".join(listed.stdout.split())
     missing = rlf("serve")
     assert missing.returncode == 2 and "name the server to run" in missing.stderr
 

@@ -98,9 +98,21 @@ def _registered(server: MCPServer, name: str) -> Tool:
     return tool
 
 
+MAX_PROBLEMS_SHOWN = 5
+MAX_LOCATION_CHARS = 80
+
+
 def _validation_message(tool_name: str, exc: pydantic.ValidationError) -> str:
-    problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors())
-    return f"Error: invalid arguments for {tool_name}: {problems}"
+    """The first few problems, each location cut short: a call with thousands of bad keys gets a short answer."""
+    errors = exc.errors()
+    problems = "; ".join(f"{_location(e['loc'])}: {e['msg']}" for e in errors[:MAX_PROBLEMS_SHOWN])
+    more = f" (and {len(errors) - MAX_PROBLEMS_SHOWN:,} more)" if len(errors) > MAX_PROBLEMS_SHOWN else ""
+    return f"Error: invalid arguments for {tool_name}: {problems}{more}"
+
+
+def _location(loc: tuple[Any, ...]) -> str:
+    text = ".".join(map(str, loc)) or "arguments"
+    return text if len(text) <= MAX_LOCATION_CHARS else text[:MAX_LOCATION_CHARS] + "..."
 
 
 def add_batched_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | None = None,

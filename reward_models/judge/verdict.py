@@ -79,7 +79,8 @@ def _number(text: str, score_range: tuple[float, float], how: str) -> Verdict | 
         return None
     value, out_of = float(match.group(1)), match.group(2)
     if out_of is not None and float(out_of) != score_range[1]:
-        return Verdict(None, f"a score out of {out_of}, not {score_range[1]:g}")
+        shown = out_of if len(out_of) <= 20 else out_of[:20] + "..."
+        return Verdict(None, f"a score out of {shown}, not {score_range[1]:g}")
     return _in_range(value, score_range, how)
 
 

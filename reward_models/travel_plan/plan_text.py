@@ -2,7 +2,8 @@
 
 The answer is the benchmark's submission: a list of day dicts, as JSON, a Python literal (TravelPlanner's own gold
 plans are written that way) or JSON that ``json_repair`` can mend (a trailing comma, single quotes, a cut-off
-end). A ``{"plan": [...]}`` wrapper is unwrapped. Anything else is refused with the reason, never raised.
+end; malformed text is mended up to ``MAX_REPAIR_CHARS`` and 64 nested brackets, so a hostile answer cannot spend
+seconds of the reward's time). A ``{"plan": [...]}`` wrapper is unwrapped. Anything else is refused with the reason, never raised.
 """
 
 from __future__ import annotations
@@ -12,25 +13,26 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import json_repair
+from rlfactory_envs.kernel.parsers import UNREADABLE, load_json_leniently
 
 MAX_PLAN_CHARS = 65_536
+MAX_REPAIR_CHARS = 16_384
+"""A malformed plan longer than this is not repaired (a week's plan is 3-6 KB); a valid one is read up to
+``MAX_PLAN_CHARS``."""
 MAX_PLAN_DAYS = 64
 
 
 def _decode(text: str) -> Any:
     try:
         return json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # ValueError: malformed, or an integer past Python's digit limit
         pass
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
         pass
-    try:
-        return json_repair.loads(text)
-    except (ValueError, RecursionError):
-        return None
+    repaired = load_json_leniently(text, MAX_REPAIR_CHARS)  # repair is ~0.1 ms a character: bounded
+    return None if repaired is UNREADABLE else repaired
 
 
 def parse_plan(text: str | None) -> tuple[list[Any] | None, str | None]:

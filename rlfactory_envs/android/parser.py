@@ -14,11 +14,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
-
-import json_repair
-
-from rlfactory_envs.kernel.parsers import ActionParser, strip_reasoning
+from rlfactory_envs.kernel.parsers import ActionParser, load_json_leniently, strip_reasoning
 from rlfactory_envs.kernel.tool_call import ParsedAction, ToolCall
 from rlfactory_tool_servers.android_device.actions import ENDING_ACTIONS, ending_of
 from rlfactory_tool_servers.android_device.device import DeviceError
@@ -70,7 +66,7 @@ def json_actions(text: str, max_actions: int) -> tuple[list[ToolCall], list[str]
         body = text[start:end]
         if '"action_type"' in body or "'action_type'" in body:
             found += 1
-            action = _load(body)
+            action = load_json_leniently(body)
             if not isinstance(action, dict) or not isinstance(action.get("action_type"), str):
                 errors.append(f"An action could not be read as JSON: {body[:120]!r}")
             elif len(calls) >= max_actions:
@@ -105,10 +101,3 @@ def _object_end(text: str, start: int) -> int | None:
             if depth == 0:
                 return position + 1
     return None
-
-
-def _load(body: str) -> Any:
-    try:
-        return json.loads(body)
-    except json.JSONDecodeError:
-        return json_repair.loads(body)

@@ -23,16 +23,22 @@ Semantics:
   back as observation text and ``info`` fields, never as exceptions. ``step`` after the end raises.
 - ``info`` is deterministic for a seed and actions (timings only with ``record_timings=True``), and fresh on
   every call.
+- A reward model that raises, or gives no score within ``reward_timeout_s`` (a judge endpoint down), scores the
+  range's low end with the reason and ``info["reward_failed"] = True``: the episode ends, the batch goes on. The
+  last ``info["failed_tool_calls"]`` counts the episode's calls that hit a deadline or a dead server, when there
+  were any: a reward computed after them may be biased (``rlf rollout``'s summary counts such episodes).
 
 Subclasses (one per family) supply the tasks, the prompt and the reward through the hooks at the bottom; see
 ``rlfactory_envs.search.env``. A family whose servers keep state per episode (a phone) makes it in
 ``aopen_episode`` and releases it in ``aclose_episode`` (once per episode: at its end, or when the env is reset
-or closed first); its reward may ask the servers for the verdict (``RewardInput.call_tool``). ``rlfactory_envs.generic.env`` fills the same hooks from data (an ``mcpServers``
-config, a dataset and a reward function), with no subclass for the user to write.
+or closed first); its reward may ask the servers for the verdict (``RewardInput.call_tool``).
+``rlfactory_envs.generic.env`` fills the same hooks from data (an ``mcpServers`` config, a dataset and a reward
+function), with no subclass for the user to write.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import time
 import uuid
@@ -132,6 +138,7 @@ class ToolEnv(gym.Env[str, str]):
         max_prompt_chars: int = 65_536,
         max_tool_response_chars: int = 8_192,
         max_episode_seconds: float | None = None,
+        reward_timeout_s: float | None = 600.0,
         record_timings: bool = False,
         render_mode: str | None = None,
         episode_argument: str | None = None,
@@ -156,6 +163,7 @@ class ToolEnv(gym.Env[str, str]):
         self.max_prompt_chars = max_prompt_chars
         self.max_tool_response_chars = max_tool_response_chars
         self.max_episode_seconds = max_episode_seconds
+        self.reward_timeout_s = reward_timeout_s
         self.record_timings = record_timings
         self.render_mode = render_mode
         self.reward_range = reward_model.reward_range
@@ -183,6 +191,7 @@ class ToolEnv(gym.Env[str, str]):
         self._tool_results: list[dict[str, Any]] = []
         self._prompt_tools_checked = False
         self._episode_open = False
+        self._failed_calls = 0
 
     # -- Gymnasium API ---------------------------------------------------------------------------------------
 
@@ -260,6 +269,7 @@ class ToolEnv(gym.Env[str, str]):
                          "is_error": r.is_error, "server": r.server} for c, r in zip(calls, results)]
         self._record(turn, action, obs, new_messages)
         self._tool_results += tool_results  # the reward gets copies; these dicts are the step's own info
+        self._failed_calls += sum(r.failure is not None for r in results)
         info["messages"] = [dict(m) for m in new_messages]
         info["tool_results"] = tool_results
         if self.record_timings:
@@ -431,6 +441,7 @@ class ToolEnv(gym.Env[str, str]):
         self._started_at = time.monotonic()
         self._messages = [dict(m) for m in messages]
         self._tool_results = []
+        self._failed_calls = 0
         self._transcript = [prompt]
         info = self._base_info(0)
         info["task"] = self.task_to_dict(task)
@@ -466,7 +477,8 @@ class ToolEnv(gym.Env[str, str]):
         if len(text) <= self.max_tool_response_chars and text is result.text:
             return result
         text = clip_text(text, self.max_tool_response_chars, "tool response")
-        return ToolResult(result.name, text, result.is_error, result.latency_s, result.server, result.call_id)
+        return ToolResult(result.name, text, result.is_error, result.latency_s, result.server, result.call_id,
+                          result.failure)
 
     def _record(self, turn: int, action: str, obs: str, new_messages: list[dict[str, Any]]) -> None:
         self.turn = turn
@@ -487,6 +499,8 @@ class ToolEnv(gym.Env[str, str]):
         info["answer"] = answer
         info["reward_parts"] = dict(reward.parts)
         info["reward_reason"] = reward.reason
+        if self._failed_calls:  # the episode saw a deadline or a dead server: its reward may be biased
+            info["failed_tool_calls"] = self._failed_calls
         if reason is not None:
             info["truncation_reason"] = reason
         for key, value in reward.info.items():
@@ -500,9 +514,12 @@ class ToolEnv(gym.Env[str, str]):
                            tool_results=[dict(r) for r in self._tool_results], call_tool=self.call_episode_tool)
         low, high = self.reward_model.reward_range
         try:
-            reward = await self.reward_model.score(item)
+            reward = await asyncio.wait_for(self.reward_model.score(item), self.reward_timeout_s)
+        except asyncio.TimeoutError:
+            return Reward(low, {}, f"reward model failed: no score within reward_timeout_s={self.reward_timeout_s:g}",
+                          {"reward_failed": True})
         except Exception as exc:  # noqa: BLE001 - a reward bug must not lose the trajectory
-            return Reward(low, {}, f"reward model failed: {exc!r}")
+            return Reward(low, {}, f"reward model failed: {exc!r}", {"reward_failed": True})
         return Reward(min(max(float(reward.value), low), high), reward.parts, reward.reason, reward.info)
 
     def _pay_process_reward(self, info: dict[str, Any], turn: int, action: str, parsed: ParsedAction, *,

@@ -100,8 +100,8 @@ class HermesToolCallParser:
         body = block.strip()
         if not body:
             return None, "the <tool_call> block is empty."
-        payload = _load_json(body)
-        if payload is _UNREADABLE:
+        payload = load_json_leniently(body)
+        if payload is UNREADABLE:
             return None, f"it is not valid JSON and could not be repaired: {_preview(body)!r}."
         if not isinstance(payload, dict):
             return None, (f"expected a JSON object like {{\"name\": ..., \"arguments\": {{...}}}}, "
@@ -111,30 +111,31 @@ class HermesToolCallParser:
             return None, "the JSON object has no string \"name\"."
         arguments = payload.get("arguments", payload.get("parameters", {}))
         if isinstance(arguments, str):
-            arguments = _load_json(arguments) if arguments.strip() else {}
+            arguments = load_json_leniently(arguments) if arguments.strip() else {}
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
-            return None, f"\"arguments\" of {name.strip()!r} must be a JSON object."
+            return None, f"\"arguments\" of {_preview(name.strip())!r} must be a JSON object."
         return ToolCall(name=name.strip(), arguments=arguments, call_id=call_id), ""
 
 
-_UNREADABLE = object()
+UNREADABLE = object()
 
 
-def _load_json(text: str) -> Any:
-    """``text`` as JSON, repaired by ``json_repair`` when it is malformed and short enough; ``_UNREADABLE`` when
-    neither works (deep nesting included: a recursion or nesting error is an unreadable call, not a crash)."""
+def load_json_leniently(text: str, max_repair_chars: int = MAX_REPAIR_CHARS) -> Any:
+    """``text`` as JSON, repaired by ``json_repair`` when it is malformed and short enough; ``UNREADABLE`` when
+    neither works (deep nesting included: a recursion or nesting error is an unreadable call, not a crash). For any
+    parser of model output."""
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
         pass
-    if len(text) > MAX_REPAIR_CHARS or _bracket_depth(text) > MAX_REPAIR_NESTING:
-        return _UNREADABLE
+    if len(text) > max_repair_chars or _bracket_depth(text) > MAX_REPAIR_NESTING:
+        return UNREADABLE
     try:
         return json_repair.loads(text)
     except (ValueError, RecursionError, TypeError):
-        return _UNREADABLE
+        return UNREADABLE
 
 
 def _bracket_depth(text: str) -> int:

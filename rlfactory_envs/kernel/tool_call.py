@@ -26,7 +26,7 @@ class ToolResult:
     """What one tool call produced, as the text the model will read.
 
     ``is_error`` is true for anything that is not a normal answer of the tool: an unknown tool, arguments the
-    tool rejected, a deadline, a dead server. ``latency_s`` is the wall time from the call to its result,
+    tool rejected, a deadline, a dead server (the last two also set ``failure``). ``latency_s`` is the wall time from the call to its result,
     ``server`` the MCP server that answered (``None`` when the call never reached one).
     """
 
@@ -36,6 +36,10 @@ class ToolResult:
     latency_s: float = 0.0
     server: str | None = None
     call_id: int = 0
+    failure: str | None = None
+    """Why the call failed when the cause was not the call itself: ``"timeout"`` (a deadline passed),
+    ``"unavailable"`` (the server stayed unreachable) or ``"closed"`` (the toolbox was closed); ``None`` for an
+    answer or an error the tool gave."""
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from rlfactory_envs.kernel.errors import ConfigError
-from rlfactory_envs.kernel.mcp.toolbox import Toolbox, ToolSpec
+from rlfactory_envs.kernel.mcp.toolbox import Toolbox, ToolSpec, shown_name
 from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
 
 
@@ -50,5 +50,5 @@ class ToolFilter:
 
     def _unknown(self, toolbox: Toolbox, call: ToolCall) -> ToolResult:
         known = ", ".join(spec.name for spec in self.specs(toolbox.specs)) or "none"
-        return ToolResult(call.name, f"Error: unknown tool {call.name!r}. Available tools: {known}.", is_error=True,
-                          call_id=call.call_id)
+        return ToolResult(call.name, f"Error: unknown tool {shown_name(call.name)!r}. Available tools: {known}.",
+                          is_error=True, call_id=call.call_id)

@@ -48,6 +48,7 @@ class EpisodeRecord:
     tool_latency_s: list[float] = field(default_factory=list)
     error: str | None = None
     reward_info: dict[str, Any] = field(default_factory=dict)
+    failed_tool_calls: int = 0
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, ensure_ascii=False)
@@ -67,6 +68,10 @@ class RolloutSummary:
     episodes_per_s: float
     truncated: int
     failed: int
+    rewards_failed: int = 0
+    """Episodes whose reward model raised or timed out (scored the range's low end)."""
+    rewards_after_failed_calls: int = 0
+    """Episodes scored after a tool call hit a deadline or a dead server: rewards a sick server may have biased."""
     failures: dict[str, int] = field(default_factory=dict)
     """Why episodes failed (the policy's endpoint, a tool server, the env), most frequent first, with counts."""
     report: dict[str, Any] | None = None
@@ -80,6 +85,7 @@ class RolloutSummary:
             ("tool calls", f"{self.tool_calls} ({self.tool_errors} errors)"),
             ("tool latency ms p50/p90/p99", "/".join(f"{self.tool_latency_ms[k]:.2f}" for k in ("p50", "p90", "p99"))),
             ("truncated / failed", f"{self.truncated} / {self.failed}"),
+            ("rewards failed / at risk", f"{self.rewards_failed} / {self.rewards_after_failed_calls}"),
             ("env steps", f"{self.steps}"),
             ("wall seconds", f"{self.seconds:.2f}"),
             ("steps/s", f"{self.steps_per_s:.1f}"),
@@ -109,11 +115,15 @@ def summarise(records: list[EpisodeRecord], seconds: float) -> RolloutSummary:
         episodes_per_s=len(records) / seconds if seconds > 0 else 0.0,
         truncated=sum(r.truncated for r in records),
         failed=sum(r.error is not None for r in records),
+        rewards_failed=sum(bool(r.reward_info.get("reward_failed")) for r in records),
+        rewards_after_failed_calls=sum(r.failed_tool_calls > 0 for r in records),
         failures=dict(Counter(r.error for r in records if r.error is not None).most_common(MAX_FAILURE_REASONS)),
     )
 
 
-async def _run_batch(env_id: str, envs: list[ToolEnv], seeds: list[int], policy: Policy) -> list[EpisodeRecord]:
+async def run_episodes(env_id: str, envs: list[ToolEnv], seeds: list[int], policy: Policy) -> list[EpisodeRecord]:
+    """One episode on each of ``envs`` (reset with ``seeds``), stepped together with ``policy`` to their ends; the
+    envs stay open (``run_rollouts`` makes and closes its own; a soak keeps one set for hours)."""
     batch = EnvBatch(envs)
     resets = await batch.areset(seeds=seeds)
     observations = [obs for obs, _ in resets]
@@ -149,6 +159,7 @@ async def _run_batch(env_id: str, envs: list[ToolEnv], seeds: list[int], policy:
                 record.terminated, record.truncated, record.answer = terminated, truncated, info.get("answer")
                 record.reward_parts = info.get("reward_parts", {})
                 record.error = info.get("error", record.error)
+                record.failed_tool_calls = info.get("failed_tool_calls", 0)
         live = [i for i in live if not envs[i].done]
     for env, record in zip(envs, records):
         record.messages, record.transcript, record.turns = env.messages, env.transcript, env.turn
@@ -177,7 +188,7 @@ async def run_rollouts(env_id: str, policy_factory: Callable[[ToolEnv], Policy],
         with tqdm(total=n, desc=f"{env_id} [{policy.name}]", unit="ep", disable=not progress) as bar:
             for first in range(0, n, batch_size):
                 seeds = list(range(seed + first, seed + min(first + batch_size, n)))
-                chunk = await _run_batch(env_id, batch.envs[: len(seeds)], seeds, policy)
+                chunk = await run_episodes(env_id, batch.envs[: len(seeds)], seeds, policy)
                 for record in chunk:
                     if out is not None:
                         out.write(record.to_json() + "\n")

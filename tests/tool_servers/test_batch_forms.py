@@ -47,6 +47,7 @@ def sample_args(server: str) -> list[str]:
 
 BUNDLED = {
     "android": [],
+    "faulty": [],
     "functions": [f"{__name__}:add", f"{__name__}:norm1"],
     "qwen_tools": [QWEN_REPEAT],
     "search": sample_args("search"),

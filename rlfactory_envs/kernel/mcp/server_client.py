@@ -3,6 +3,7 @@ retry with backoff and reconnect after a transport failure, and merging of concu
 batched form (see ``rlfactory_tool_servers.batched_tool``) into one request.
 
 All methods run on the toolbox's own loop. ``call`` never raises: every failure becomes an error ``ToolResult``.
+What happened is counted in the server's ``ServerStats`` (see ``stats``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import asyncio
 import itertools
 import json
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import mcp_types
 from mcp import MCPError
@@ -19,6 +20,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 
 from rlfactory_envs.kernel.mcp.config import InProcessServerEntry, ServerEntry
 from rlfactory_envs.kernel.mcp.session import McpSession, TransportError, build_inprocess_server
+from rlfactory_envs.kernel.mcp.stats import CallCounters, ServerStats
 from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
 
 # The keys of rlfactory_tool_servers.batched_tool (servers are not imported): the tool meta key that marks a
@@ -26,6 +28,26 @@ from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
 BATCH_OF_META_KEY = "rlfactory/batch_of"
 BATCH_FORMS_META_KEY = "rlfactory/batch_forms"
 ELEMENT_DEADLINE_FRACTION = 0.9  # of timeout_s, for each element of a merged request
+# How batched_tool words an element abandoned at the batch's deadline: "... gave no answer within 2 s (deadline)".
+ELEMENT_DEADLINE_WORDS = ("gave no answer within", "(deadline)")
+
+TIMEOUT = "timeout"
+UNAVAILABLE = "unavailable"
+
+
+class Outcome(NamedTuple):
+    """What one call came to: its text, whether it is an error, and why when the cause was not the tool's own
+    (``TIMEOUT``: a deadline passed; ``UNAVAILABLE``: the server stayed unreachable)."""
+
+    text: str
+    is_error: bool
+    failure: str | None = None
+
+
+def element_outcome(text: str, is_error: bool) -> Outcome:
+    """One element of a batched result; an element the server abandoned at the batch's deadline is a timeout."""
+    timed_out = is_error and all(words in text for words in ELEMENT_DEADLINE_WORDS)
+    return Outcome(text, is_error, TIMEOUT if timed_out else None)
 
 
 def call_result_text(result: mcp_types.CallToolResult) -> str:
@@ -53,13 +75,13 @@ class _Batcher:
         self._tool = tool
         self._batch_tool = batch_tool
         self._max = max_batch_size
-        self._pending: list[tuple[dict[str, Any], asyncio.Future[tuple[str, bool]]]] = []
+        self._pending: list[tuple[dict[str, Any], asyncio.Future[Outcome]]] = []
         self._scheduled = False
         self._in_flight: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
 
-    def submit(self, arguments: dict[str, Any]) -> asyncio.Future[tuple[str, bool]]:
+    def submit(self, arguments: dict[str, Any]) -> asyncio.Future[Outcome]:
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[tuple[str, bool]] = loop.create_future()
+        future: asyncio.Future[Outcome] = loop.create_future()
         self._pending.append((arguments, future))
         if not self._scheduled:
             self._scheduled = True
@@ -74,41 +96,42 @@ class _Batcher:
             self._in_flight.add(task)
             task.add_done_callback(self._in_flight.discard)
 
-    async def _send(self, chunk: list[tuple[dict[str, Any], asyncio.Future[tuple[str, bool]]]]) -> None:
+    async def _send(self, chunk: list[tuple[dict[str, Any], asyncio.Future[Outcome]]]) -> None:
         try:
             outcomes = await self._outcomes(chunk)
         except Exception as exc:  # noqa: BLE001 - every waiting caller must get an answer
-            outcomes = [(f"Error: calling {self._tool!r} failed unexpectedly: {exc!r}", True)] * len(chunk)
+            outcomes = [Outcome(f"Error: calling {self._tool!r} failed unexpectedly: {exc!r}", True)] * len(chunk)
         for (_, future), outcome in zip(chunk, outcomes):
             if not future.done():
                 future.set_result(outcome)
 
-    async def _outcomes(self, chunk: list[tuple[dict[str, Any], asyncio.Future[tuple[str, bool]]]]) -> list[tuple[str, bool]]:
+    async def _outcomes(self, chunk: list[tuple[dict[str, Any], asyncio.Future[Outcome]]]) -> list[Outcome]:
         # Elements still running shortly before the request's deadline are abandoned by the server, so one
         # hanging call fails alone instead of taking the calls merged with it down.
         deadline_s = self._client.entry.timeout_s * ELEMENT_DEADLINE_FRACTION
-        text, is_error = await self._client.request(
-            self._batch_tool, {"calls": [args for args, _ in chunk], "deadline_s": deadline_s}, shown_as=self._tool)
-        outcomes: list[tuple[str, bool]]
-        if is_error:
-            outcomes = [(text, True)] * len(chunk)
-        else:
-            try:
-                entries = json.loads(text)
-                if not isinstance(entries, list) or len(entries) != len(chunk):
-                    raise ValueError("misaligned batch result")
-                outcomes = [(str(e["text"]), bool(e["is_error"])) for e in entries]
-            except (ValueError, KeyError, TypeError) as exc:
-                outcomes = [(f"Error: the batched {self._tool} returned an unreadable result ({exc})", True)] * len(chunk)
-        return outcomes
+        outcome = await self._client.request(self._batch_tool, {"calls": [args for args, _ in chunk],
+                                                                 "deadline_s": deadline_s},
+                                             shown_as=self._tool, calls=len(chunk))
+        if outcome.is_error:
+            return [outcome] * len(chunk)
+        try:
+            entries = json.loads(outcome.text)
+            if not isinstance(entries, list) or len(entries) != len(chunk):
+                raise ValueError("misaligned batch result")
+            return [element_outcome(str(e["text"]), bool(e["is_error"])) for e in entries]
+        except (ValueError, KeyError, TypeError) as exc:
+            unreadable = Outcome(f"Error: the batched {self._tool} returned an unreadable result ({exc})", True)
+            return [unreadable] * len(chunk)
 
 
 class ServerClient:
     """The pooled, limited, retried connection to one server, and its tool list."""
 
-    def __init__(self, name: str, entry: ServerEntry):
+    def __init__(self, name: str, entry: ServerEntry, stats: ServerStats | None = None):
         self.name = name
         self.entry = entry
+        self.stats = stats if stats is not None else ServerStats()
+        self._started = False  # after start, opening a session is a reconnect
         self.tools: list[mcp_types.Tool] = []
         self._sessions: list[McpSession | None] = [None] * entry.sessions
         self._connecting: list[asyncio.Task[McpSession] | None] = [None] * entry.sessions
@@ -133,10 +156,11 @@ class ServerClient:
                 self.tools.append(tool)
         visible = {tool.name for tool in self.tools}
         self._batchers = {name: b for name, b in self._batchers.items() if name in visible}
+        self._started = True
         return self.tools
 
-    async def _session_at(self, slot: int) -> McpSession:
-        """The live session of ``slot``, reconnecting first if it died.
+    async def _session_at(self, slot: int, counters: CallCounters | None = None) -> McpSession:
+        """The live session of ``slot``, reconnecting first if it died (a reconnect is counted in ``counters``).
 
         A reconnect runs as a task of its own, bounded by ``connect_timeout_s``: a caller whose deadline passes
         stops waiting for it, but does not abort it (a slow-starting server would otherwise never come back),
@@ -150,6 +174,8 @@ class ServerClient:
             task = asyncio.ensure_future(self._connect(slot))
             task.add_done_callback(_retrieve_exception)
             self._connecting[slot] = task
+            if self._started and counters is not None:
+                counters.reconnects += 1
         return await asyncio.shield(task)
 
     async def _connect(self, slot: int) -> McpSession:
@@ -178,30 +204,43 @@ class ServerClient:
         started = time.perf_counter()
         batcher = self._batchers.get(call.name)
         if batcher is not None:
-            text, is_error = await batcher.submit(call.arguments)
+            outcome = await batcher.submit(call.arguments)
         else:
-            text, is_error = await self.request(call.name, call.arguments)
-        return ToolResult(call.name, text, is_error, time.perf_counter() - started, self.name, call.call_id)
+            outcome = await self.request(call.name, call.arguments)
+        self._count(call.name, outcome)
+        return ToolResult(call.name, outcome.text, outcome.is_error, time.perf_counter() - started, self.name,
+                          call.call_id, outcome.failure)
 
-    async def request(self, tool: str, arguments: dict[str, Any], shown_as: str | None = None) -> tuple[str, bool]:
+    def _count(self, tool: str, outcome: Outcome) -> None:
+        counters = self.stats.tool(tool)
+        counters.calls += 1
+        counters.errors += outcome.is_error
+        counters.timeouts += outcome.failure == TIMEOUT
+        counters.unavailable += outcome.failure == UNAVAILABLE
+
+    async def request(self, tool: str, arguments: dict[str, Any], shown_as: str | None = None,
+                      calls: int = 1) -> Outcome:
         """One MCP request with the concurrency limit, retries and a deadline over all of it (queueing,
-        reconnecting and backoff included); ``(text, is_error)``, never raises. Errors name ``shown_as``."""
+        reconnecting and backoff included); never raises. Errors name ``shown_as``, whose counters count the
+        retries (``calls`` each: the calls the request carries) and the reconnects it needs."""
         name = shown_as or tool
         try:
-            result = await asyncio.wait_for(self._limited_request(tool, arguments), self.entry.timeout_s)
-            return call_result_text(result), bool(result.is_error)
+            request = self._limited_request(tool, arguments, self.stats.tool(name), calls)
+            result = await asyncio.wait_for(request, self.entry.timeout_s)
+            return Outcome(call_result_text(result), bool(result.is_error))
         except asyncio.TimeoutError:
-            return (f"Error: the tool {name!r} did not answer within {self.entry.timeout_s:g} s (deadline); "
-                    "the call was abandoned.", True)
+            return Outcome(f"Error: the tool {name!r} did not answer within {self.entry.timeout_s:g} s (deadline); "
+                           "the call was abandoned.", True, TIMEOUT)
         except TransportError as exc:
-            return (f"Error: the tool server {self.name!r} is unavailable after {self.entry.retries + 1} "
-                    f"attempts: {exc}", True)
+            return Outcome(f"Error: the tool server {self.name!r} is unavailable after {self.entry.retries + 1} "
+                           f"attempts: {exc}", True, UNAVAILABLE)
         except MCPError as exc:
-            return f"Error: the tool server {self.name!r} rejected the call to {name!r}: {exc}", True
+            return Outcome(f"Error: the tool server {self.name!r} rejected the call to {name!r}: {exc}", True)
         except Exception as exc:  # noqa: BLE001 - a tool call must never take an episode down
-            return f"Error: calling {name!r} failed unexpectedly: {exc!r}", True
+            return Outcome(f"Error: calling {name!r} failed unexpectedly: {exc!r}", True)
 
-    async def _limited_request(self, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+    async def _limited_request(self, tool: str, arguments: dict[str, Any], counters: CallCounters,
+                               calls: int) -> mcp_types.CallToolResult:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.entry.retries + 1),
             wait=wait_exponential_jitter(multiplier=0.05, max=2.0),
@@ -211,7 +250,9 @@ class ServerClient:
         async with self._limit:
             async for attempt in retrying:
                 with attempt:
-                    session = await self._session_at(next(self._next_slot))
+                    if attempt.retry_state.attempt_number > 1:
+                        counters.retries += calls
+                    session = await self._session_at(next(self._next_slot), counters)
                     try:
                         return await session.call_tool(tool, arguments)
                     except TransportError:

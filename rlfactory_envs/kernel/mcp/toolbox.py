@@ -7,6 +7,9 @@ tool with a batched form are merged into one MCP request per server. Results ali
 
 Envs with equal configs share one toolbox through ``acquire_toolbox``/``Toolbox.release``, so a batch of envs
 shares sessions and merging.
+
+``Toolbox.stats()`` tells what the calls came to, per server and per tool (calls, errors, timeouts, retries,
+reconnects; see ``stats``), over the toolbox's whole life, restarts included.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from rlfactory_envs.kernel.mcp.config import McpConfig, load_mcp_config
 from rlfactory_envs.kernel.mcp.handoff import CoalescingHandoff
 from rlfactory_envs.kernel.mcp.loop_thread import LoopThread
 from rlfactory_envs.kernel.mcp.server_client import ServerClient
+from rlfactory_envs.kernel.mcp.stats import ToolboxStats
 from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
 
 T = TypeVar("T")
@@ -54,6 +58,9 @@ class Toolbox:
         self._clients: dict[str, ServerClient] = {}
         self._route: dict[str, ServerClient] = {}
         self._specs: list[ToolSpec] = []
+        self._stats = ToolboxStats()
+        for name in self.config.servers:  # listed with zero counts before the first call
+            self._stats.server(name)
         self._start_lock = threading.Lock()
         self._started = False
         self._refs = 0
@@ -84,7 +91,8 @@ class Toolbox:
         return self
 
     async def _connect_all(self) -> None:
-        self._clients = {name: ServerClient(name, entry) for name, entry in self.config.servers.items()}
+        self._clients = {name: ServerClient(name, entry, self._stats.server(name))
+                         for name, entry in self.config.servers.items()}
         listed = await asyncio.gather(*(c.start() for c in self._clients.values()))
         self._route, self._specs = {}, []
         for client, tools in zip(self._clients.values(), listed):
@@ -137,6 +145,15 @@ class Toolbox:
 
     def openai_schemas(self) -> list[dict[str, Any]]:
         return [spec.openai_schema() for spec in self.specs]
+
+    # -- counters --------------------------------------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        """What the calls came to so far, JSON-ready: ``{"servers": {server: {"calls": n, "errors": n,
+        "timeouts": n, "unavailable": n, "retries": n, "reconnects": n, "tools": {tool: {same counters}}}},
+        "totals": {same counters}, "unknown_tool_calls": n}`` (see ``stats`` for what each counts). Cheap, from
+        any thread; starts nothing."""
+        return self._stats.snapshot()
 
     # -- calling ---------------------------------------------------------------------------------------------
 
@@ -195,14 +212,24 @@ class Toolbox:
     async def _call_one(self, call: ToolCall) -> ToolResult:
         client = self._route.get(call.name)
         if client is None:
+            self._stats.unknown_tool_calls += 1
             known = ", ".join(sorted(self._route)) or "none"
-            return ToolResult(call.name, f"Error: unknown tool {call.name!r}. Available tools: {known}.",
+            return ToolResult(call.name, f"Error: unknown tool {shown_name(call.name)!r}. Available tools: {known}.",
                               is_error=True, call_id=call.call_id)
         return await client.call(call)
 
     @staticmethod
     def _closed_result(call: ToolCall) -> ToolResult:
-        return ToolResult(call.name, "Error: the toolbox is closed.", is_error=True, call_id=call.call_id)
+        return ToolResult(call.name, "Error: the toolbox is closed.", is_error=True, call_id=call.call_id,
+                          failure="closed")
+
+
+MAX_SHOWN_NAME_CHARS = 80
+
+
+def shown_name(name: str) -> str:
+    """A tool name as an error quotes it: a model may send any name, a hundred thousand characters long."""
+    return name if len(name) <= MAX_SHOWN_NAME_CHARS else name[:MAX_SHOWN_NAME_CHARS] + "..."
 
 
 _SHARED: dict[str, Toolbox] = {}
