@@ -367,9 +367,10 @@ class ToolEnv(gym.Env[str, str]):
         specs = self.tool_filter.specs(self.toolbox.specs)
         return [_without_arguments(spec, hidden) for spec in specs] if hidden else specs
 
-    def _bind_arguments(self, calls: list[ToolCall]) -> list[ToolCall]:
-        """``calls`` with the bound arguments set on every call of a tool whose schema declares them."""
-        bound = self.bound_arguments(self.task) if calls else {}
+    def _bind_arguments(self, calls: list[ToolCall], task: Any = None) -> list[ToolCall]:
+        """``calls`` with the bound arguments of ``task`` (default: the current one) and the episode argument set on
+        every call of a tool whose schema declares them."""
+        bound = self.bound_arguments(task if task is not None else self.task) if calls else {}
         if calls and self.episode_argument:
             bound[self.episode_argument] = self.episode_id
         if not bound:
@@ -418,13 +419,7 @@ class ToolEnv(gym.Env[str, str]):
         model included, with the episode argument and ``task``'s bound arguments (default: the current task's)
         set. For the episode hooks and for rewards that ask a server for their verdict
         (``RewardInput.call_tool``)."""
-        bound = self.bound_arguments(task if task is not None else self.task)
-        if self.episode_argument:
-            bound[self.episode_argument] = self.episode_id
-        declared = next((spec.input_schema.get("properties") or {} for spec in self.toolbox.specs
-                         if spec.name == name), {})
-        call = ToolCall(name, {**arguments, **{k: v for k, v in bound.items() if k in declared}})
-        return (await self.toolbox.acall_many([call]))[0]
+        return (await self.toolbox.acall_many(self._bind_arguments([ToolCall(name, dict(arguments))], task)))[0]
 
     def _begin(self, task: Any) -> tuple[str, dict[str, Any]]:
         specs = self._specs_for(task)

@@ -104,6 +104,7 @@ class Device:
     actions: int = 0
     ending: dict[str, Any] | None = None
     _elements: list[Element] | None = None
+    _list_sizes: dict[str, tuple[int, int]] = field(default_factory=dict)  # of the lists on _elements' screen
 
     def __post_init__(self) -> None:
         if not self.stack:
@@ -164,6 +165,8 @@ class Device:
             page = self.page
             app = self.app()
             screen = app.render(self, page)
+            self._list_sizes = {block.list_id: (len(block.items), block.page_size) for block in screen.body
+                                if isinstance(block, ListBlock)}
             self._elements = _layout(screen, page, app.package, self.lists_seen_to_end)
         return self._elements
 
@@ -276,7 +279,8 @@ class Device:
         return self.scroll(opposite)
 
     def _scroll_list(self, list_id: str, direction: str) -> str:
-        size, page_size = _list_size(self, list_id)
+        self.elements()
+        size, page_size = self._list_sizes.get(list_id, (0, 1))
         page = self.page
         offset = page.scroll.get(list_id, 0)
         if direction in ("left", "right"):
@@ -368,15 +372,6 @@ def element_label(element: Element) -> str:
     text = element.text or element.content_description or element.hint_text or element.resource_id or ""
     text = text if len(text) <= 40 else text[:37] + "..."
     return repr(text) if text else element.class_name.rsplit(".", 1)[-1]
-
-
-def _list_size(device: Device, list_id: str) -> tuple[int, int]:
-    page = device.page
-    screen = device.app().render(device, page)
-    for block in screen.body:
-        if isinstance(block, ListBlock) and block.list_id == list_id:
-            return len(block.items), block.page_size
-    return 0, 1
 
 
 def _layout(screen: Screen, page: Page, package: str, seen_to_end: set[str]) -> list[Element]:

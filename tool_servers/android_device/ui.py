@@ -83,9 +83,19 @@ class Element:
         return self.resource_id if ":id/" in self.resource_id else f"{self.package}:id/{self.resource_id}"
 
 
-_FLAGS = (("is_checkable", "checkable"), ("is_checked", "checked"), ("is_clickable", "clickable"),
-          ("is_editable", "editable"), ("is_enabled", "enabled"), ("is_focused", "focused"),
-          ("is_long_clickable", "long_clickable"), ("is_scrollable", "scrollable"), ("is_selected", "selected"))
+_FLAGS = ("checkable", "checked", "clickable", "editable", "enabled", "focused", "long_clickable", "scrollable",
+          "selected")
+
+
+def shown_flags(element: Element) -> list[tuple[str, bool]]:
+    """The flags a screen text shows, ``(attribute, value)``: those that are true, ``enabled`` only when false
+    (the rule, not the exception), and ``checked`` of a checkable element either way."""
+    shown = []
+    for attribute in _FLAGS:
+        value = getattr(element, attribute)
+        if (not value) if attribute == "enabled" else (value or (attribute == "checked" and element.checkable)):
+            shown.append((attribute, value))
+    return shown
 
 
 def describe_t3a(index: int, element: Element) -> str:
@@ -99,13 +109,7 @@ def describe_t3a(index: int, element: Element) -> str:
     if element.bounds is not None:
         b = element.bounds
         parts.append(f"bbox_pixels=BoundingBox(x_min={b.x_min}, x_max={b.x_max}, y_min={b.y_min}, y_max={b.y_max})")
-    for name, attribute in _FLAGS:
-        value = getattr(element, attribute)
-        if attribute == "enabled":
-            if not value:
-                parts.append("is_enabled=False")
-        elif value or (attribute == "checked" and element.checkable):
-            parts.append(f"{name}={value}")
+    parts += [f"is_{attribute}={value}" for attribute, value in shown_flags(element)]
     return f"UI element {index}: UIElement({', '.join(parts)})"
 
 
@@ -120,13 +124,7 @@ def describe_xml(index: int, element: Element, children: str = "") -> str:
     if element.bounds is not None:
         b = element.bounds
         attributes.append(f'bounds="[{b.x_min},{b.y_min}][{b.x_max},{b.y_max}]"')
-    for _, attribute in _FLAGS:
-        value = getattr(element, attribute)
-        if attribute == "enabled":
-            if not value:
-                attributes.append('enabled="false"')
-        elif value or (attribute == "checked" and element.checkable):
-            attributes.append(f'{attribute.replace("_", "-")}="{str(value).lower()}"')
+    attributes += [f'{attribute.replace("_", "-")}="{str(value).lower()}"' for attribute, value in shown_flags(element)]
     if children:
         return f"<node {' '.join(attributes)}>\n{children}\n</node>"
     return f"<node {' '.join(attributes)}/>"
