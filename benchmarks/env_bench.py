@@ -47,6 +47,13 @@ Measurements (each repeated ``--repeats`` times; the table shows the median and 
 - ``soak``: 10,000 episodes across the families at concurrency 256 (``benchmarks/soak.py``, also runnable alone,
   with the curves): RSS, descriptors, threads and child processes stay flat and throughput does not decay; the
   row passes when every check does, a note per check. About a minute on 2 cores; ``--quick``: 600 episodes.
+- ``replicas``: one tool server as 1 HTTP replica against 4 (``benchmarks/replica_bench.py``, also runnable alone):
+  episodes/s and per-call tool latency p50/p99 of 4,096 scripted ``rlf/NL2SQL-Spider-v0`` trajectories in one
+  ``EnvBatch`` over local SQL server processes, reached through an entry with ``urls``. About 2 minutes on 2 cores;
+  ``--quick``: 128 trajectories.
+- ``sql_hostile``: 8 hostile NL2SQL trajectories beside 64 honest ones (``benchmarks/sql_hostile_bench.py``, also
+  runnable alone): the honest step p99 against a quiet run (target: within 2x, hostile envs on the honest ones'
+  loop and on their own) and the peak RSS (target: under 1 GB). About a minute; ``--quick``: 5 s runs, 16 + 4 envs.
 
 Machines are shared and noisy: compare ratios (merged vs unmerged vs SDK, listed under the table and in the JSON)
 rather than absolute seconds across runs. The JSON also keeps, per repeat, the process CPU seconds and the
@@ -58,6 +65,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import gc
 import json
 import statistics
@@ -80,10 +88,11 @@ WIKI_SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "
 SPIDER_DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "spider" / "dev.json"
 TRAVEL_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "travelplanner"
 NAMES = ("sleep_stdio", "env_overhead", "search", "sql", "travel", "android", "rollout", "judge", "search_scale",
-         "soak")
-DEFAULT_NAMES = tuple(name for name in NAMES if name not in ("search_scale", "soak"))
+         "soak", "replicas", "sql_hostile")
+DEFAULT_NAMES = tuple(name for name in NAMES if name not in ("search_scale", "soak", "replicas", "sql_hostile"))
 """What runs without ``--only``: all but ``search_scale``, which takes ~45 minutes at its full size (1M passages),
-and ``soak``, a check for leaks rather than a speed."""
+``soak``, a check for leaks rather than a speed, ``replicas``, which starts five server processes, and
+``sql_hostile``, which loads the machine on purpose for a minute."""
 TARGETS_S = {256: 0.150, 4096: 0.5}
 
 
@@ -510,6 +519,10 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
             out[f"{name}/{name}_unmerged@{n}"] = r["value"] / by[(f"{name}_unmerged", n)]["value"]
         if name.startswith("sql_reward") and not name.endswith("_single_db") and (f"{name}_single_db", n) in by:
             out[f"{name}/{name}_single_db@{n}"] = r["value"] / by[(f"{name}_single_db", n)]["value"]
+    replicated = sorted((r for (name, _), r in by.items() if name.startswith("replicas_")), key=lambda r: r["replicas"])
+    if len(replicated) > 1:
+        out[f"{replicated[-1]['name']}/{replicated[0]['name']}@{replicated[0]['n']}"] = \
+            replicated[-1]["value"] / replicated[0]["value"]
     single = [r for (name, _), r in by.items() if name == "env_overhead_single_async"]
     batched = [r for (name, _), r in by.items() if name == "env_overhead_batched"]
     if single and batched:
@@ -540,7 +553,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small N and one repeat (smoke test, CI)")
     parser.add_argument("--only", default=",".join(DEFAULT_NAMES),
-                        help=f"comma-separated subset of {', '.join(NAMES)} (default: all but search_scale and soak)")
+                        help=f"comma-separated subset of {', '.join(NAMES)} (default: all but search_scale, soak, "
+                             "replicas and sql_hostile)")
     parser.add_argument("--repeats", type=int, default=None,
                         help="timed repeats per measurement (default 5; 1 with --quick)")
     parser.add_argument("--out", default="bench_results/bench.json", help="JSON results file")
@@ -573,57 +587,34 @@ def run_selected(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[s
     if "travel" in args.only:
         travel_rows, travel_notes = bench_travel(32 if quick else 256, k)
         rows, notes = rows + travel_rows, notes + travel_notes
-    if "android" in args.only:
-        android_rows, android_notes = bench_android(quick, min(k, 3))
-        rows, notes = rows + android_rows, notes + android_notes
     if "rollout" in args.only:
         rows.append(bench_rollout(32 if quick else 512, 16 if quick else 256, 1 if quick else min(k, 3)))
-    if "judge" in args.only:
-        judge_rows, judge_notes = bench_judge(quick, min(k, 3))
-        rows, notes = rows + judge_rows, notes + judge_notes
-    if "search_scale" in args.only:
-        scale_rows, scale_notes = bench_search_scale(quick, min(k, 2))
-        rows, notes = rows + scale_rows, notes + scale_notes
-    if "soak" in args.only:
-        soak_rows, soak_notes = bench_soak(quick)
-        rows, notes = rows + soak_rows, notes + soak_notes
+    for name in SIBLING_BENCHES:
+        if name in args.only:
+            sibling_rows, sibling_notes = run_sibling(name, quick, min(k, 2 if name == "search_scale" else 3))
+            rows, notes = rows + sibling_rows, notes + sibling_notes
     return rows, notes
 
 
-def bench_judge(quick: bool, repeats: int) -> tuple[list[dict[str, Any]], list[str]]:
-    """The model judge's rows and notes, from ``benchmarks/judge_bench.py``."""
+SIBLING_BENCHES = {
+    "android": ("android_bench", "bench_android"),
+    "judge": ("judge_bench", "bench_judge"),
+    "search_scale": ("search_scale_bench", "bench_search_scale"),
+    "soak": ("soak", "bench_soak"),
+    "replicas": ("replica_bench", "bench_replicas"),
+    "sql_hostile": ("sql_hostile_bench", "bench_sql_hostile"),
+}
+"""Measurements in a module of their own: name -> (module in benchmarks/, its ``(quick, repeats) -> (rows, notes)``)."""
+
+
+def run_sibling(name: str, quick: bool, repeats: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """The rows and notes of the measurement ``name`` of ``SIBLING_BENCHES``."""
+    module, function = SIBLING_BENCHES[name]
     try:
-        from benchmarks.judge_bench import bench_judge as run  # imported as a package (tests)
+        loaded = importlib.import_module(f"benchmarks.{module}")  # imported as a package (tests)
     except ModuleNotFoundError:  # run as a script (`rlf bench`): benchmarks/ is sys.path[0]
-        from judge_bench import bench_judge as run
-    return run(quick, repeats)
-
-
-def bench_android(quick: bool, repeats: int) -> tuple[list[dict[str, Any]], list[str]]:
-    """Simulated phones' rows and notes, from ``benchmarks/android_bench.py``."""
-    try:
-        from benchmarks.android_bench import bench_android as run  # imported as a package (tests)
-    except ModuleNotFoundError:  # run as a script (`rlf bench`): benchmarks/ is sys.path[0]
-        from android_bench import bench_android as run
-    return run(quick, repeats)
-
-
-def bench_search_scale(quick: bool, repeats: int) -> tuple[list[dict[str, Any]], list[str]]:
-    """Search at scale's rows and notes, from ``benchmarks/search_scale_bench.py``."""
-    try:
-        from benchmarks.search_scale_bench import bench_search_scale as run  # imported as a package (tests)
-    except ModuleNotFoundError:  # run as a script (`rlf bench`): benchmarks/ is sys.path[0]
-        from search_scale_bench import bench_search_scale as run
-    return run(quick, repeats)
-
-
-def bench_soak(quick: bool) -> tuple[list[dict[str, Any]], list[str]]:
-    """The soak's row and notes, from ``benchmarks/soak.py``."""
-    try:
-        from benchmarks.soak import bench_soak as run  # imported as a package (tests)
-    except ModuleNotFoundError:  # run as a script (`rlf bench`): benchmarks/ is sys.path[0]
-        from soak import bench_soak as run
-    return run(quick)
+        loaded = importlib.import_module(module)
+    return getattr(loaded, function)(quick, repeats)
 
 
 def main(argv: list[str]) -> int:

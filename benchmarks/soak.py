@@ -371,9 +371,9 @@ def report(args: argparse.Namespace, samples: list[dict[str, Any]], rows: list[d
             "python": sys.version.split()[0]}
 
 
-def bench_soak(quick: bool) -> tuple[list[dict[str, Any]], list[str]]:
+def bench_soak(quick: bool, repeats: int = 1) -> tuple[list[dict[str, Any]], list[str]]:
     """``rlf bench --only soak``: one row (episodes/s, PASS when every check passes) and a note per check; 10,000
-    episodes at concurrency 256 (600 at 64 with ``--quick``)."""
+    episodes at concurrency 256 (600 at 64 with ``--quick``). One run whatever ``repeats``: a soak is long."""
     argv = ["--episodes", "600", "--concurrency", "64"] if quick else []
     args = parse_args([*argv, "--out", "bench_results/soak.json"])
     result = run(args)

@@ -27,7 +27,10 @@ official ``exec_eval.eval_exec_match``; the reason names the first file that dif
 
 The tools only ever see the main file.
 
-Queries run in the catalog's worker threads, so ``score``/``score_batch`` never block the event loop; gold results
+Queries run in the catalog's worker threads (16 by default, so a few hostile answers that each run to their
+deadline leave threads for the others), so ``score``/``score_batch`` never block the event loop; each result is
+bounded as the tools' are (a row to ``engine.MAX_ROW_BYTES`` before it is built, the result to ``max_bytes`` as
+Python holds it); gold results
 are cached per database file and query (databases are read-only), so the n samples of one prompt execute its gold
 query once per file.
 """
@@ -106,7 +109,7 @@ class SqlExecutionReward(RewardModelBase):
     def __init__(self, databases: DatabaseCatalog | str | Path, *, comparison: Comparison = "spider",
                  distinct: DistinctMode = "keep", timeout_s: float = 5.0, gold_timeout_s: float = 30.0,
                  max_rows: int = 100_000, max_bytes: int = 64_000_000, gold_cache_size: int = 4096,
-                 threads: int = 4, empty_gold: EmptyGold = "unscored", test_suite: TestSuite | bool = "generate",
+                 threads: int = 16, empty_gold: EmptyGold = "unscored", test_suite: TestSuite | bool = "generate",
                  suite_size: int = 10, suite_seed: int = 0, suite_candidates: int | None = None,
                  suite_dir: str | None = None, suite_queries: Mapping[str, Sequence[str]] | None = None):
         if empty_gold not in ("match", "unscored"):

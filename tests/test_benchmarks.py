@@ -33,3 +33,26 @@ def test_quick_android_bench_reports_steps_and_memory(tmp_path):
     assert set(rows) == {"android_steps", "android_steps_unmerged", "android_device_steps", "android_memory"}
     assert rows["android_steps"]["metric"] == "steps/s" and rows["android_steps"]["value"] > 0
     assert 0 < rows["android_memory"]["value"] < 200_000 and rows["android_memory"]["rss_bytes_per_env"] > 0
+
+
+def test_every_measurement_of_its_own_module_is_named_and_found():
+    import importlib
+    import inspect
+
+    from benchmarks.env_bench import NAMES, SIBLING_BENCHES
+
+    for name, (module, function) in SIBLING_BENCHES.items():
+        assert name in NAMES
+        run = getattr(importlib.import_module(f"benchmarks.{module}"), function)
+        assert list(inspect.signature(run).parameters)[:2] == ["quick", "repeats"], name
+
+
+def test_quick_sql_hostile_bench_reports_the_ratios_and_the_memory(tmp_path):
+    """The ratios are measured, not judged here (a shared machine): the rows are complete and memory is bounded."""
+    out = tmp_path / "b.json"
+    assert main(["--quick", "--only", "sql_hostile", "--out", str(out)]) == 0
+    rows = {r["name"]: r for r in json.loads(out.read_text(encoding="utf-8"))["results"]}
+    assert set(rows) == {"sql_hostile_same_loop", "sql_hostile_own_loop", "sql_hostile_peak_rss"}
+    assert all(rows[name]["value"] > 0 and rows[name]["hostile_calls"] > 0
+               for name in ("sql_hostile_same_loop", "sql_hostile_own_loop"))
+    assert rows["sql_hostile_peak_rss"]["pass"], rows["sql_hostile_peak_rss"]

@@ -10,6 +10,15 @@ A tool registered here is published twice:
   Its tool ``meta`` carries ``{"rlfactory/batch_of": "NAME"}`` so a client can find it and hide it from the model;
   its schema describes each element of ``calls`` with ``NAME``'s own input schema.
 
+Slow elements need not hold the fast ones back. With ``reply_after_s`` (and a ``deadline_s``), the request answers
+once every element is done or ``reply_after_s`` after the first one is, whichever comes first. Elements still
+running then keep running (until ``deadline_s``), and the answer is ``{"results": [entry or null, ...], "ticket":
+T}``, ``null`` where an element is still running. ``NAME_batch(calls=[], collect=T, reply_after_s=...)`` then
+waits for more of them by the same rule and answers ``{"results": {"position": entry, ...}, "ticket": T or
+null}``: the elements done since the last answer, and ``null`` once none is left. A batch that answered early stays
+collectable until ``RUN_KEPT_S`` after its deadline; a tool holds at most ``MAX_RUNS`` of them (past that, a batch
+answers once all its elements are done).
+
 The batched forms are for a client that merges calls (our toolbox), not for a model or a person: a ``tools/list``
 answer leaves them out unless the request's ``_meta`` carries ``{"rlfactory/batch_forms": true}`` (the middleware
 ``hide_batch_forms``, installed once per server). A hidden tool is still called by its name.
@@ -26,12 +35,14 @@ import asyncio
 import copy
 import inspect
 import json
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import pydantic
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 
 BATCH_OF_META_KEY = "rlfactory/batch_of"
@@ -115,6 +126,102 @@ def _location(loc: tuple[Any, ...]) -> str:
     return text if len(text) <= MAX_LOCATION_CHARS else text[:MAX_LOCATION_CHARS] + "..."
 
 
+RUN_KEPT_S = 60.0
+"""How long past its deadline a batch that answered early stays collectable."""
+
+MAX_RUNS = 4096
+"""Batches that answered early and still run, per tool at most; past that a batch waits for all its elements."""
+
+
+async def _call(fn: Callable[..., Any], arguments: dict[str, Any]) -> Any:
+    try:
+        value = fn(**arguments)
+        return await value if inspect.isawaitable(value) else value
+    except Exception as exc:  # one element's failure is its own result
+        return exc
+
+
+class _Run:
+    """The elements of one batch, running concurrently; each reply hands out those done since the last one.
+
+    An element still running at the deadline is cancelled and reported as ``ElementDeadline``. One timer serves the
+    whole batch, and no ``gather(return_exceptions=True)``: that gather can finish normally after the client gave up
+    on the request, and a handler that answers a cancelled request takes the SDK's server session down (mcp 2.3).
+    """
+
+    def __init__(self, fn: Callable[..., Any], valid: list[dict[str, Any]], positions: list[int],
+                 deadline_s: float | None):
+        self._deadline_s = deadline_s
+        self._unreported = {position: asyncio.ensure_future(_call(fn, arguments))
+                            for position, arguments in zip(positions, valid)}
+        self._timer = (asyncio.get_running_loop().call_later(deadline_s, self.cancel)
+                       if deadline_s is not None and self._unreported else None)
+
+    @property
+    def finished(self) -> bool:
+        """Every element has been reported."""
+        return not self._unreported
+
+    async def next_reply(self, reply_after_s: float | None) -> dict[int, Any]:
+        """The values of the elements done since the last reply, by position. Waits until all are done, or, with
+        ``reply_after_s``, until one is and then ``reply_after_s`` more (or all are)."""
+        try:
+            pending = set(self._unreported.values())
+            if pending and reply_after_s is None:
+                await asyncio.wait(pending)
+            elif pending:
+                _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                if pending:
+                    await asyncio.wait(pending, timeout=reply_after_s)
+        except asyncio.CancelledError:  # the client gave up on the request
+            self.cancel()
+            raise
+        done = {position: task for position, task in self._unreported.items() if task.done()}
+        for position in done:
+            del self._unreported[position]
+        if self.finished and self._timer is not None:
+            self._timer.cancel()
+        return {position: self._late() if task.cancelled() else task.result() for position, task in done.items()}
+
+    def _late(self) -> ElementDeadline:
+        return ElementDeadline(f"no answer within {self._deadline_s:g} s (deadline); the call was abandoned")
+
+    def cancel(self) -> None:
+        for task in self._unreported.values():
+            task.cancel()
+
+    @property
+    def kept_s(self) -> float:
+        return (self._deadline_s or 0.0) + RUN_KEPT_S
+
+
+class _Runs:
+    """The batches of one tool that answered early, by ticket, each kept until collected whole or ``kept_s``."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, _Run] = {}
+
+    def has_room(self) -> bool:
+        return len(self._runs) < MAX_RUNS
+
+    def add(self, run: _Run) -> str:
+        ticket = uuid.uuid4().hex
+        self._runs[ticket] = run
+
+        def forget() -> None:
+            if self._runs.pop(ticket, None) is not None:
+                run.cancel()
+
+        asyncio.get_running_loop().call_later(run.kept_s, forget)
+        return ticket
+
+    def get(self, ticket: str) -> _Run | None:
+        return self._runs.get(ticket)
+
+    def drop(self, ticket: str) -> None:
+        self._runs.pop(ticket, None)
+
+
 def add_batched_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | None = None,
                      description: str | None = None, batch_fn: BatchFn | None = None) -> None:
     """Register ``fn`` as tool ``name`` and its batched form ``name + "_batch"`` on ``server`` (hidden from
@@ -122,31 +229,6 @@ def add_batched_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | N
     tool_name = name or fn.__name__
     server.add_tool(fn, name=tool_name, description=description, structured_output=False)
     model = arguments_model(fn, tool_name)
-
-    async def run_each(valid: list[dict[str, Any]], deadline_s: float | None) -> list[Any]:
-        async def one(arguments: dict[str, Any]) -> Any:
-            try:
-                value = fn(**arguments)
-                return await value if inspect.isawaitable(value) else value
-            except Exception as exc:  # one element's failure is its own result
-                return exc
-
-        # One timer for the whole batch, and no gather(return_exceptions=True): that gather can finish normally
-        # after the client gave up on the request, and a handler that answers a cancelled request takes the
-        # SDK's server session down (mcp 2.3).
-        tasks = [asyncio.ensure_future(one(arguments)) for arguments in valid]
-        pending: set[asyncio.Future[Any]] = set()
-        try:
-            if tasks:
-                _, pending = await asyncio.wait(tasks, timeout=deadline_s)
-        finally:
-            for task in tasks:
-                if not task.done():
-                    task.cancel()
-        if not pending:  # always so without a deadline
-            return [task.result() for task in tasks]
-        late = ElementDeadline(f"no answer within {deadline_s:g} s (deadline); the call was abandoned")
-        return [late if task in pending else task.result() for task in tasks]
 
     async def run_batch_fn(valid: list[dict[str, Any]], deadline_s: float | None) -> list[Any]:
         try:
@@ -162,9 +244,30 @@ def add_batched_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | N
             return [RuntimeError(f"batched {tool_name} returned {len(values)} results for {len(valid)} calls")] * len(valid)
         return values
 
-    async def batch(calls: list[Any], deadline_s: float | None = None) -> str:
+    def entry(value: Any) -> dict[str, Any]:
+        if isinstance(value, ElementDeadline):
+            return {"text": f"Error: the tool {tool_name!r} gave {value}", "is_error": True}
+        if isinstance(value, Exception):
+            return {"text": f"Error executing tool {tool_name}: {value}", "is_error": True}
+        return {"text": result_text(value), "is_error": False}
+
+    runs = _Runs()
+
+    async def batch(calls: list[Any], deadline_s: float | None = None, reply_after_s: float | None = None,
+                    collect: str | None = None) -> str:
+        if collect is not None:
+            run = runs.get(collect)
+            if run is None:
+                raise ToolError(f"no batch {collect[:40]!r} is running here (it ended, or the server restarted)")
+            try:
+                reply = await run.next_reply(reply_after_s)
+            finally:
+                if run.finished:
+                    runs.drop(collect)
+            return json.dumps({"results": {str(position): entry(value) for position, value in reply.items()},
+                               "ticket": None if run.finished else collect}, ensure_ascii=False)
         if len(calls) > MAX_BATCH_CALLS:
-            raise ValueError(f"a batch holds at most {MAX_BATCH_CALLS} calls, got {len(calls)}")
+            raise ToolError(f"a batch holds at most {MAX_BATCH_CALLS} calls, got {len(calls)}")
         entries: list[dict[str, Any] | None] = [None] * len(calls)
         valid_positions: list[int] = []
         valid: list[dict[str, Any]] = []
@@ -179,15 +282,20 @@ def add_batched_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | N
                 entries[position] = {"text": _validation_message(tool_name, exc), "is_error": True}
         if deadline_s is not None and deadline_s <= 0:
             deadline_s = None
-        values = await (run_batch_fn(valid, deadline_s) if batch_fn is not None else run_each(valid, deadline_s))
-        for position, value in zip(valid_positions, values):
-            if isinstance(value, ElementDeadline):
-                entries[position] = {"text": f"Error: the tool {tool_name!r} gave {value}", "is_error": True}
-            elif isinstance(value, Exception):
-                entries[position] = {"text": f"Error executing tool {tool_name}: {value}", "is_error": True}
-            else:
-                entries[position] = {"text": result_text(value), "is_error": False}
-        return json.dumps(entries, ensure_ascii=False)
+        if batch_fn is not None:
+            values = await run_batch_fn(valid, deadline_s)
+            for position, value in zip(valid_positions, values):
+                entries[position] = entry(value)
+            return json.dumps(entries, ensure_ascii=False)
+        # Without a deadline nothing would bound elements left running after the reply: wait for all of them.
+        early = reply_after_s if deadline_s is not None and runs.has_room() else None
+        run = _Run(fn, valid, valid_positions, deadline_s)
+        reply = await run.next_reply(early)
+        for position, value in reply.items():
+            entries[position] = entry(value)
+        if run.finished:
+            return json.dumps(entries, ensure_ascii=False)
+        return json.dumps({"results": entries, "ticket": runs.add(run)}, ensure_ascii=False)
 
     batch_name = f"{tool_name}_batch"
     server.add_tool(
@@ -195,7 +303,8 @@ def add_batched_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | N
         name=batch_name,
         description=f"Batched form of `{tool_name}`: runs every element of `calls` (each an arguments object of "
         f"`{tool_name}`) and returns a JSON list of {{text, is_error}} in the same order. An element still running "
-        "after `deadline_s` seconds is abandoned and reported as an error; the others keep their results.",
+        "after `deadline_s` seconds is abandoned and reported as an error; the others keep their results. With "
+        "`reply_after_s`, it answers the finished elements early and the others are collected with `collect`.",
         meta={BATCH_OF_META_KEY: tool_name},
         structured_output=False,
     )

@@ -369,7 +369,8 @@ class ToolEnv(gym.Env[str, str]):
 
     def _bind_arguments(self, calls: list[ToolCall], task: Any = None) -> list[ToolCall]:
         """``calls`` with the bound arguments of ``task`` (default: the current one) and the episode argument set on
-        every call of a tool whose schema declares them."""
+        every call of a tool whose schema declares them; a call given the episode argument gets the episode id as
+        its affinity too (a replicated server sends it to the replica holding the episode's state)."""
         bound = self.bound_arguments(task if task is not None else self.task) if calls else {}
         if calls and self.episode_argument:
             bound[self.episode_argument] = self.episode_id
@@ -379,7 +380,8 @@ class ToolEnv(gym.Env[str, str]):
         out = []
         for call in calls:
             own = {key: value for key, value in bound.items() if key in declared.get(call.name, {})}
-            out.append(ToolCall(call.name, {**call.arguments, **own}, call.call_id) if own else call)
+            affinity = self.episode_id if self.episode_argument in own else call.affinity
+            out.append(ToolCall(call.name, {**call.arguments, **own}, call.call_id, affinity) if own else call)
         return out
 
     def _shown_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:

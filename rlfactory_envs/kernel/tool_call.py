@@ -11,11 +11,16 @@ class ToolCall:
     """One call the model asked for: a tool name and a JSON object of arguments.
 
     ``call_id`` numbers the calls of one response in order (0, 1, ...), so results can be matched back.
+    ``affinity`` keeps state together on a server run as several replicas: calls with the same affinity go to the
+    same replica (the one that holds their session), and are not moved to another when it is down (they fail as
+    ``"unavailable"``); ``None`` lets the toolbox send the call to any replica. A server that is not replicated
+    ignores it. An env sets it to the episode id on calls that carry its ``episode_argument``.
     """
 
     name: str
     arguments: dict[str, Any]
     call_id: int = 0
+    affinity: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "arguments": self.arguments}
@@ -26,8 +31,8 @@ class ToolResult:
     """What one tool call produced, as the text the model will read.
 
     ``is_error`` is true for anything that is not a normal answer of the tool: an unknown tool, arguments the
-    tool rejected, a deadline, a dead server (the last two also set ``failure``). ``latency_s`` is the wall time from the call to its result,
-    ``server`` the MCP server that answered (``None`` when the call never reached one).
+    tool rejected, a deadline, a dead server (the last two also set ``failure``). ``latency_s`` is the wall time
+    from the call to its result, ``server`` the MCP server that answered (``None`` when the call never reached one).
     """
 
     name: str

@@ -121,6 +121,8 @@ class SqlEnv(ToolEnv):
                                   test_suite, int(suite_size), int(suite_seed), suite_dir, data_path, dataset)
         rewards = FamilyRewards(default=execution, named={"execution_match": (execution, None)},
                                 judge_template="sql", judge_fields=_judge_fields)
+        # The server's per-session fairness counts an episode's queries together; the model never sees `session`.
+        env_kwargs.setdefault("episode_argument", "session")
         super().__init__(tasks=shared_tasks(load_sql_tasks, data_path, db_dir, dataset), tool_servers=tool_servers,
                          chat_format=Qwen3ChatFormat(enable_thinking=enable_thinking),
                          reward_model=build_reward(reward, judge, rewards),

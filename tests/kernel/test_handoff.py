@@ -106,3 +106,22 @@ def test_closing_the_toolbox_under_a_sync_step_raises_a_clear_error():
         timer.join()
     finally:
         env.close()
+
+
+async def test_a_caller_gets_its_results_without_waiting_for_a_slow_caller_of_the_same_hop(toolbox, monkeypatch):
+    hops = count_hops(monkeypatch)
+    slow = asyncio.ensure_future(toolbox.acall_many([ToolCall("sleep", {"ms": 2_000})]))
+    fast = asyncio.ensure_future(toolbox.acall_many([ToolCall("process_id", {})]))  # not merged with the sleep
+    [result] = await asyncio.wait_for(fast, 1.0)
+    assert int(result.text) > 0 and not slow.done()
+    assert len(hops) == 1  # handed over together all the same
+    assert (await slow)[0].text == "slept 2000 ms"
+
+
+async def test_a_fast_call_merged_with_a_slow_one_is_answered_without_waiting_for_it(toolbox):
+    slow = asyncio.ensure_future(toolbox.acall_many([ToolCall("sleep", {"ms": 2_000})]))
+    fast = asyncio.ensure_future(toolbox.acall_many([ToolCall("sleep", {"ms": 0})]))  # one merged sleep_batch
+    [result] = await asyncio.wait_for(fast, 1.0)
+    assert result.text == "slept 0 ms" and not slow.done()
+    assert (await slow)[0].text == "slept 2000 ms"
+    assert toolbox.stats()["servers"]["sleep"]["tools"]["sleep"]["calls"] == 2

@@ -143,3 +143,34 @@ def test_every_pooled_session_knows_the_batched_forms(caplog):
             results = toolbox.call_many([ToolCall("sleep", {"ms": 0}, call_id=i) for i in range(3)])
             assert [r.text for r in results] == ["slept 0 ms"] * 3
     assert "not listed" not in caplog.text
+
+
+async def test_a_batch_answers_its_finished_elements_early_and_the_rest_are_collected():
+    """With reply_after_s, fast elements come back at once and slow ones, collected, as they finish; an element
+    past the deadline is reported abandoned; a ticket is forgotten once collected whole."""
+    async with Client(build("sleep")) as client:
+        async def batch(**arguments):
+            result = await client.call_tool("sleep_batch", arguments)
+            assert not result.is_error, result.content[0].text
+            return json.loads(result.content[0].text)
+
+        first = await batch(calls=[{"ms": 0}, {"ms": 300}, {"ms": 5_000}, {"ms": -1}], deadline_s=1.0,
+                            reply_after_s=0.05)
+        assert first["results"][0] == {"text": "slept 0 ms", "is_error": False} and first["results"][3]["is_error"]
+        assert first["results"][2] is None
+        ticket, collected, replies = first["ticket"], {}, 0
+        while ticket is not None:
+            reply = await batch(calls=[], collect=ticket, reply_after_s=0.05)
+            assert reply["ticket"] in (ticket, None)
+            collected.update(reply["results"])
+            ticket, replies = reply["ticket"], replies + 1
+        if first["results"][1] is None:
+            assert collected.pop("1") == {"text": "slept 300 ms", "is_error": False}
+        assert list(collected) == ["2"] and "no answer within 1 s (deadline)" in collected["2"]["text"]
+        ticket = first["ticket"]
+        gone = await client.call_tool("sleep_batch", {"calls": [], "collect": ticket})
+        assert gone.is_error and "no batch" in gone.content[0].text
+        whole = await batch(calls=[{"ms": 10}, {"ms": 20}], deadline_s=1.0, reply_after_s=0.5)
+        assert [e["text"] for e in whole] == ["slept 10 ms", "slept 20 ms"]  # all done in time: the plain list
+        no_deadline = await batch(calls=[{"ms": 0}, {"ms": 200}], reply_after_s=0.01)
+        assert [e["text"] for e in no_deadline] == ["slept 0 ms", "slept 200 ms"]  # nothing bounds a straggler

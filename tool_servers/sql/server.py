@@ -4,19 +4,27 @@ Tools (each with a batched form ``NAME_batch`` that the toolbox uses to merge co
 
 - ``list_tables(db_id)``: the tables, their row counts and column names;
 - ``describe_table(db_id, table)``: columns with types and keys, foreign keys, a few sample rows;
-- ``run_query(db_id, sql)``: one read-only query, its rows as a compact text table capped in rows and
-  characters, with a note when cut.
+- ``run_query(db_id, sql, session="")``: one read-only query, its rows as a compact text table capped in rows
+  and characters, with a note when cut.
 
 Every query runs on a read-only connection (see ``engine``) in a worker thread, with a deadline: a cartesian join
 stops in time and the event loop keeps answering other calls. Keep ``--timeout-s`` below the toolbox's
 ``timeout_s`` so a slow query fails alone. ``db_id`` selects the database; an env binds it to its task's database
 (the model never chooses it).
+
+Fairness: queries wait for a worker thread in ``FairSlots``: at most ``--per-session`` (2) at once per
+``session`` (an env binds it to its episode id with ``episode_argument="session"``; an empty session is one of its
+own per query), the session running the fewest goes first, and the deadline counts from the call's arrival, so
+time spent waiting is part of it. A query running longer than ``yield_after_s`` (0.2 s) sleeps 1 ms every
+``engine.PROGRESS_OPCODES`` steps, leaving the CPU to short ones. A row is bounded in bytes before it is built
+(``engine.MAX_ROW_BYTES``); a result in bytes as Python holds it.
 """
 
 from __future__ import annotations
 
 import argparse
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +35,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from rlfactory_tool_servers.batched_tool import add_batched_tool
 from rlfactory_tool_servers.sql.formatting import format_rows
 from rlfactory_tool_servers.sql.schema import UnknownTable, describe_table, list_tables
-from rlfactory_tool_servers.sqlite_sandbox.catalog import DatabaseCatalog, UnknownDatabase
-from rlfactory_tool_servers.sqlite_sandbox.engine import QueryError, QueryLimits
+from rlfactory_tool_servers.sqlite_sandbox.catalog import DatabaseCatalog, FairSlots, UnknownDatabase
+from rlfactory_tool_servers.sqlite_sandbox.engine import SMALL_OBJECT_BYTES, QueryError, QueryLimits
 
 __all__ = ["SqlLimits", "SqlService", "build_server", "create_server", "describe_data", "options_parser"]
 
@@ -56,6 +64,8 @@ class SqlLimits:
     max_rows: int = 50
     max_chars: int = 4000
     sample_rows: int = 3
+    per_session: int = 2
+    yield_after_s: float = 0.2
 
 
 class SqlService:
@@ -65,8 +75,10 @@ class SqlService:
     def __init__(self, catalog: DatabaseCatalog, limits: SqlLimits = SqlLimits()):
         self.catalog = catalog
         self.limits = limits
-        self._query_limits = QueryLimits(timeout_s=limits.timeout_s, max_rows=limits.max_rows,
-                                         max_bytes=max(limits.max_chars * 4, 4096))
+        shown_bytes = max(limits.max_chars * 4, 4096) + limits.max_rows * 16 * SMALL_OBJECT_BYTES  # short values
+        self._query_limits = QueryLimits(timeout_s=limits.timeout_s, max_rows=limits.max_rows, max_bytes=shown_bytes,
+                                         yield_after_s=limits.yield_after_s)
+        self._slots = FairSlots(catalog.threads, limits.per_session)
         self._schema_cache: dict[tuple[str, ...], str] = {}  # databases are read-only: schemas never change
         self._cache_lock = threading.Lock()
 
@@ -103,19 +115,22 @@ class SqlService:
         except (UnknownTable, QueryError) as exc:
             raise ToolError(str(exc)) from None
 
-    def _query_text(self, db_id: str, sql: str) -> str:
-        result = self.catalog.get(db_id).execute(sql, self._query_limits)
+    def _query_text(self, db_id: str, sql: str, not_after: float) -> str:
+        result = self.catalog.get(db_id).execute(sql, self._query_limits, not_after=not_after)
         return format_rows(result.columns, result.rows, more=result.truncated, max_rows=self.limits.max_rows,
                            max_chars=self.limits.max_chars)
 
-    async def run_query(self, db_id: str, sql: str) -> str:
+    async def run_query(self, db_id: str, sql: str, session: str = "") -> str:
         """The query's rows as a text table. Semicolons that only end the query (``SELECT 1;;``) are dropped, as
-        the reward drops them from the final answer; a second statement is refused."""
+        the reward drops them from the final answer; a second statement is refused. The deadline runs from now,
+        waiting for a worker included (see the module docstring for ``session``)."""
+        not_after = time.monotonic() + self.limits.timeout_s
         self._database(db_id)
         if isinstance(sql, str):
             sql = sql.rstrip("; \t\r\n\f\v")
         try:
-            return await self.catalog.run(self._query_text, db_id, sql)
+            async with self._slots.slot(str(session)[:200], not_after):
+                return await self.catalog.run(self._query_text, db_id, sql, not_after)
         except QueryError as exc:
             raise ToolError(f"query {exc.kind}: {exc}") from None
 
@@ -130,8 +145,8 @@ def create_server(service: SqlService) -> MCPServer:
     async def describe_table(db_id: str, table: str) -> str:
         return await service.describe_table(db_id, table)
 
-    async def run_query(db_id: str, sql: str) -> str:
-        return await service.run_query(db_id, sql)
+    async def run_query(db_id: str, sql: str, session: str = "") -> str:
+        return await service.run_query(db_id, sql, session)
 
     list_tables.__doc__ = LIST_TABLES_DESCRIPTION
     describe_table.__doc__ = DESCRIBE_TABLE_DESCRIPTION.format(sample_rows=limits.sample_rows)
@@ -153,7 +168,11 @@ def options_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser.add_argument("--max-rows", type=int, default=50, help="rows shown per result (default 50)")
     parser.add_argument("--max-chars", type=int, default=4000, help="characters shown per result (default 4000)")
     parser.add_argument("--sample-rows", type=int, default=3, help="sample rows in describe_table (default 3)")
-    parser.add_argument("--threads", type=int, default=8, help="worker threads running queries (default 8)")
+    parser.add_argument("--threads", type=int, default=32,
+                        help="worker threads running queries (default 32: more than 8 sessions x --per-session "
+                             "hostile ones, so an honest query finds a free one)")
+    parser.add_argument("--per-session", type=int, default=2,
+                        help="queries of one session running at once; more wait (default 2)")
     return parser
 
 
@@ -163,7 +182,7 @@ def parse_options(argv: Sequence[str], prog: str = PROG) -> argparse.Namespace:
     options = parser.parse_args(list(argv))
     if not options.timeout_s > 0:
         parser.error("--timeout-s must be positive")
-    for name in ("max_rows", "max_chars", "threads"):
+    for name in ("max_rows", "max_chars", "threads", "per_session"):
         if getattr(options, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     if options.sample_rows < 0:
@@ -186,5 +205,5 @@ def build_server(argv: Sequence[str], prog: str = PROG) -> MCPServer:
         raise SystemExit(f"{prog}: no SQLite databases found under {options.db_dir} (looked for "
                          "<db-dir>/<db_id>/<db_id>.sqlite)")
     limits = SqlLimits(timeout_s=options.timeout_s, max_rows=options.max_rows, max_chars=options.max_chars,
-                       sample_rows=options.sample_rows)
+                       sample_rows=options.sample_rows, per_session=options.per_session)
     return create_server(SqlService(catalog, limits))

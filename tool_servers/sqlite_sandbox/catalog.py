@@ -7,21 +7,29 @@ ever looked up in that mapping, never turned into a path, so no argument can rea
 A database in its own folder (``<db_dir>/<db_id>/``) may have variants beside it: the official Spider test-suite
 databases put the same schema with other rows in every ``.sqlite`` file of that folder. ``variants(db_id)`` opens
 them all (for the reward); ``get(db_id)`` is always the main file alone (for the tools).
+
+``FairSlots`` admits queries to the worker threads fairly: at most ``per_session`` running queries per session
+(the tools' episode id), at most ``total`` in all, and when a thread frees the waiting query whose session runs
+the fewest goes first (then the oldest), so one trajectory cannot take the pool; a query still waiting at its
+deadline is not run (``QueryTimeout``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import threading
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from rlfactory_tool_servers.sqlite_sandbox.engine import ReadOnlyDatabase
+from rlfactory_tool_servers.sqlite_sandbox.engine import QueryTimeout, ReadOnlyDatabase
 
-__all__ = ["DatabaseCatalog", "UnknownDatabase", "find_databases", "find_variants"]
+__all__ = ["DatabaseCatalog", "FairSlots", "UnknownDatabase", "find_databases", "find_variants"]
 
 SQLITE_SUFFIXES = (".sqlite", ".db", ".sqlite3")
 T = TypeVar("T")
@@ -66,6 +74,67 @@ def find_variants(db_id: str, main: str | os.PathLike[str], db_dir: str | os.Pat
     others = [path for path in sorted(folder.iterdir())
               if path.suffix.lower() == ".sqlite" and path.name != main.name and path.is_file()]
     return [main, *others]
+
+
+class FairSlots:
+    """Admission of queries to ``total`` worker threads, at most ``per_session`` per session (see the module
+    docstring). Used from one event loop; an empty session is a session of its own for each query."""
+
+    def __init__(self, total: int, per_session: int = 2):
+        if total < 1 or per_session < 1:
+            raise ValueError("total and per_session must be at least 1")
+        self.total = total
+        self.per_session = per_session
+        self.running: dict[object, int] = {}
+        self._busy = 0
+        self._waiting: list[tuple[int, object, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+
+    @asynccontextmanager
+    async def slot(self, session: str, not_after: float) -> AsyncIterator[None]:
+        """Hold one slot for ``session`` while the block runs; ``QueryTimeout`` when none came by ``not_after``
+        (a ``time.monotonic()`` instant)."""
+        key: object = session or object()
+        admitted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append((next(self._order), key, admitted))
+        self._admit()
+        try:
+            await asyncio.wait_for(asyncio.shield(admitted), max(not_after - time.monotonic(), 0.0))
+        except BaseException as exc:
+            if admitted.done() and not admitted.cancelled():
+                self._leave(key)  # admitted just as the wait ended
+            else:
+                self._waiting = [entry for entry in self._waiting if entry[2] is not admitted]
+                admitted.cancel()
+            if isinstance(exc, TimeoutError):
+                raise QueryTimeout("the query waited past its deadline for a worker (other queries of this "
+                                   "session or of others held them) and was not run") from None
+            raise
+        try:
+            yield
+        finally:
+            self._leave(key)
+
+    def _admit(self) -> None:
+        while self._busy < self.total:
+            eligible = [entry for entry in self._waiting if self.running.get(entry[1], 0) < self.per_session]
+            if not eligible:
+                return
+            chosen = min(eligible, key=lambda entry: (self.running.get(entry[1], 0), entry[0]))
+            self._waiting.remove(chosen)
+            _, key, admitted = chosen
+            self.running[key] = self.running.get(key, 0) + 1
+            self._busy += 1
+            admitted.set_result(None)
+
+    def _leave(self, key: object) -> None:
+        self._busy -= 1
+        left = self.running[key] - 1
+        if left:
+            self.running[key] = left
+        else:
+            del self.running[key]
+        self._admit()
 
 
 class DatabaseCatalog:

@@ -7,10 +7,20 @@ Every connection of a ``ReadOnlyDatabase``:
   schema pragmas the server uses itself (``table_info``, ``foreign_key_list``, ...), and denies everything else:
   writes, ATTACH, transactions, pragma writes, temp tables;
 - may attach no database (``SQLITE_LIMIT_ATTACHED = 0``), caps the length of one value (``MAX_VALUE_BYTES``),
-  the columns of a result (``MAX_COLUMNS``, so one row holds at most 512 MB) and the length of the SQL text;
+  the columns of a result (``MAX_COLUMNS``) and the length of the SQL text;
+- bounds the bytes of one row before SQLite builds it: a model's query is first prepared with ``LIMIT 0`` to learn
+  its column count, and the length limit of every value (intermediate ones too) becomes ``MAX_ROW_BYTES`` divided
+  by that count (at least ``MIN_VALUE_BYTES``, at most ``MAX_VALUE_BYTES``), so 512 columns of
+  ``zeroblob(999999)`` fail with ``ResultTooLarge`` instead of allocating 512 MB; a query of up to four columns
+  keeps the full ``MAX_VALUE_BYTES`` per value;
+- counts the bytes of a result as Python holds them (a short value is a 50-byte object, not its length), so
+  ``max_bytes`` bounds the memory of wide results of small values too;
 - checks a deadline from a progress handler every ``PROGRESS_OPCODES`` virtual-machine steps, so a cartesian join
   or an endless recursive CTE stops in time; rows are fetched one at a time, the deadline and the byte limit checked
-  after each, so neither is overshot by more than one row;
+  after each, so neither is overshot by more than one row (at most ``MAX_ROW_BYTES`` for a model's query);
+- has a watchdog thread call ``Connection.interrupt()`` on a query still running ``INTERRUPT_GRACE_S`` after its
+  deadline (what the progress handler cannot see: one long opcode); a caller that queued the query passes
+  ``not_after``, so time spent waiting for a worker counts against the deadline;
 - replaces ``printf``/``format`` by a bounded version: SQLite 3.40's ``%c`` with a huge precision loops for
   seconds inside one call, where no deadline can stop it; a width or precision over ``MAX_PRINTF_WIDTH``, or
   widths and precisions adding up to more than ``MAX_VALUE_BYTES``, give NULL (what SQLite gives for a result
@@ -42,11 +52,15 @@ from typing import Any
 from rlfactory_tool_servers.sqlite_sandbox.statement_check import MAX_SQL_CHARS, UnsafeQuery, parse_read_query
 
 __all__ = ["QueryError", "QueryFailed", "QueryLimits", "QueryRefused", "QueryResult", "QueryTimeout",
-           "ReadOnlyDatabase", "ResultTooLarge"]
+           "ReadOnlyDatabase", "ResultTooLarge", "value_limit"]
 
 PROGRESS_OPCODES = 20_000  # ~0.1-1 ms of work between deadline checks
 MAX_VALUE_BYTES = 1_000_000  # Spider/BIRD values are far shorter; one row holds at most MAX_COLUMNS of them
 MAX_COLUMNS = 512  # in a result, a table or an index (BIRD's widest table has 115 columns)
+MAX_ROW_BYTES = 4_000_000  # the values of one row of a model's query, together
+MIN_VALUE_BYTES = 4096  # the per-value limit never goes below this, whatever the column count
+YIELD_S = 0.001  # a query running past QueryLimits.yield_after_s sleeps this long every PROGRESS_OPCODES steps
+INTERRUPT_GRACE_S = 0.05  # past its deadline, a query the progress handler did not stop is interrupted
 _INTERNAL_PRAGMAS = frozenset({"table_info", "table_xinfo", "foreign_key_list", "index_list", "index_info",
                                "index_xinfo"})
 _FORBIDDEN_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
@@ -186,11 +200,14 @@ class ResultTooLarge(QueryError):
 
 @dataclass(frozen=True)
 class QueryLimits:
-    """Bounds on one query: wall-clock deadline, rows and (approximate) bytes of values fetched."""
+    """Bounds on one query: wall-clock deadline, rows and (approximate) bytes of values fetched; past
+    ``yield_after_s`` the query sleeps ``YIELD_S`` every ``PROGRESS_OPCODES`` steps (the tools set it, so a long
+    query shares the CPU with short ones; the reward leaves it off, so load never times out a gold query)."""
 
     timeout_s: float = 5.0
     max_rows: int = 100_000
     max_bytes: int = 64_000_000
+    yield_after_s: float = math.inf
 
     def __post_init__(self) -> None:
         if not (self.timeout_s > 0 and self.max_rows >= 0 and self.max_bytes > 0):
@@ -222,19 +239,77 @@ def _decode_text(raw: bytes) -> str:
 
 
 class _Deadline:
-    """The progress handler: asks SQLite to stop once ``monotonic()`` passes ``at``."""
+    """The progress handler: asks SQLite to stop once ``monotonic()`` passes ``at``; after ``yield_at`` it sleeps
+    ``YIELD_S`` at each call, so a long query leaves the CPU to short ones."""
 
-    __slots__ = ("at",)
+    __slots__ = ("at", "yield_at")
 
     def __init__(self) -> None:
         self.at = math.inf
+        self.yield_at = math.inf
 
     def __call__(self) -> int:
-        return 1 if time.monotonic() > self.at else 0
+        now = time.monotonic()
+        if now > self.at:
+            return 1
+        if now > self.yield_at:
+            time.sleep(YIELD_S)
+        return 0
+
+
+class _Watchdog:
+    """One daemon thread that interrupts the connections whose query runs past its deadline plus
+    ``INTERRUPT_GRACE_S``. ``watch`` and ``unwatch`` bracket one query; an interrupt happens under the lock that
+    ``unwatch`` takes, so it never reaches the next query of the same connection."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._watched: dict[int, tuple[sqlite3.Connection, float]] = {}
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, conn: sqlite3.Connection, at: float) -> None:
+        with self._lock:
+            self._watched[id(conn)] = (conn, at)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="rlf-sql-watchdog", daemon=True)
+                self._thread.start()
+        self._wake.set()
+
+    def unwatch(self, conn: sqlite3.Connection) -> None:
+        with self._lock:
+            self._watched.pop(id(conn), None)
+
+    def _loop(self) -> None:
+        while True:
+            self._wake.wait()
+            time.sleep(INTERRUPT_GRACE_S / 2)
+            now = time.monotonic()
+            with self._lock:
+                if not self._watched:
+                    self._wake.clear()
+                for conn, at in self._watched.values():
+                    if now > at + INTERRUPT_GRACE_S:
+                        conn.interrupt()
+
+
+_watchdog = _Watchdog()
+
+
+def value_limit(columns: int) -> int:
+    """The length limit of one value in a result of ``columns`` columns: their row holds ``MAX_ROW_BYTES``."""
+    return max(MIN_VALUE_BYTES, min(MAX_VALUE_BYTES, MAX_ROW_BYTES // max(columns, 1)))
+
+
+SMALL_OBJECT_BYTES = 64  # a short str or bytes object in Python, with its slot in the row
+NUMBER_BYTES = 32  # an int or a float object with its slot
 
 
 def _row_bytes(row: tuple[Any, ...]) -> int:
-    return sum(len(value) if isinstance(value, (str, bytes)) else 8 for value in row)
+    """What ``row`` holds in Python, about: a text or blob at least ``SMALL_OBJECT_BYTES`` (so 512 short values
+    count 32 KB, not 2 KB), a number ``NUMBER_BYTES``, NULL a slot."""
+    return sum(max(len(value), SMALL_OBJECT_BYTES) if isinstance(value, (str, bytes))
+               else 8 if value is None else NUMBER_BYTES for value in row)
 
 
 class ReadOnlyDatabase:
@@ -310,60 +385,100 @@ class ReadOnlyDatabase:
 
     # -- queries ---------------------------------------------------------------------------------------------
 
-    def execute(self, sql: str, limits: QueryLimits = QueryLimits(), *, truncate: bool = True) -> QueryResult:
+    def execute(self, sql: str, limits: QueryLimits = QueryLimits(), *, truncate: bool = True,
+                not_after: float | None = None) -> QueryResult:
         """Run one untrusted read query. Over ``limits.max_rows``/``max_bytes``: the rows so far with
-        ``truncated=True``, or ``ResultTooLarge`` when ``truncate`` is false. Raises a ``QueryError``
-        (refused, timeout, error) rather than anything else."""
+        ``truncated=True``, or ``ResultTooLarge`` when ``truncate`` is false; a row over ``MAX_ROW_BYTES``:
+        ``ResultTooLarge`` before it is built. ``not_after`` (a ``time.monotonic()`` instant, e.g. when the query
+        was queued plus its timeout) ends the query earlier than ``limits.timeout_s`` would. Raises a
+        ``QueryError`` (refused, timeout, error, too_large) rather than anything else."""
         try:
             parse_read_query(sql)
         except UnsafeQuery as exc:
             raise QueryRefused(str(exc)) from None
-        return self.run_trusted(sql, (), limits, truncate=truncate)
+        return self.run_trusted(sql, (), limits, truncate=truncate, not_after=not_after, bound_rows=True)
 
     def run_trusted(self, sql: str, params: tuple[Any, ...] = (), limits: QueryLimits = QueryLimits(), *,
-                    truncate: bool = True) -> QueryResult:
-        """Run SQL the caller wrote itself (schema look-ups): no statement check, the same connection guards."""
+                    truncate: bool = True, not_after: float | None = None, bound_rows: bool = False) -> QueryResult:
+        """Run SQL the caller wrote itself (schema look-ups): no statement check, the same connection guards;
+        ``bound_rows`` bounds the bytes of a row as ``execute`` does."""
+        started = time.monotonic()
+        at = started + limits.timeout_s if not_after is None else min(started + limits.timeout_s, not_after)
+        if at <= started:
+            raise QueryTimeout(f"the query waited longer than its deadline ({limits.timeout_s:g} s) for a worker "
+                               "and was not run")
         entry = self._acquire()
         conn, deadline = entry
-        started = time.monotonic()
-        deadline.at = started + limits.timeout_s
+        deadline.at = at
+        deadline.yield_at = started + limits.yield_after_s
+        _watchdog.watch(conn, at)
         cursor = None
+        narrowed = 0
         try:
+            if bound_rows:
+                narrowed = self._bound_row_bytes(conn, sql, params)
             cursor = conn.execute(sql, params)
-            columns = tuple(d[0] for d in cursor.description or ())
-            rows: list[tuple[Any, ...]] = []
-            size, over = 0, False
-            for row in cursor:  # one row at a time: a chunk of rows of 16 MB values would be gigabytes
-                if time.monotonic() > deadline.at:  # turning values into Python objects is no SQLite step
-                    raise QueryTimeout(f"the query ran longer than {limits.timeout_s:g} s and was stopped")
-                size += _row_bytes(row)
-                if len(rows) >= limits.max_rows or size > limits.max_bytes:
-                    over = True
-                    break
-                rows.append(row)
-            if over and not truncate:
-                raise ResultTooLarge(f"the result has more than {limits.max_rows:,} rows or "
-                                     f"{limits.max_bytes:,} bytes")
-            return QueryResult(columns, rows, over, time.monotonic() - started)
+            return self._fetch(cursor, deadline, limits, truncate, started)
         except QueryError:
             raise
         except sqlite3.Error as exc:
-            raise self._translate(exc, limits) from None
+            raise self._translate(exc, limits, narrowed) from None
         except (OverflowError, MemoryError, ValueError) as exc:  # e.g. an integer parameter out of range
             raise QueryFailed(f"{type(exc).__name__}: {exc}") from None
         finally:
-            deadline.at = math.inf
+            deadline.at = deadline.yield_at = math.inf
             if cursor is not None:
                 try:
                     cursor.close()
                 except sqlite3.Error:
                     pass
+            _watchdog.unwatch(conn)
+            if narrowed:
+                conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
             self._release(entry)
 
     @staticmethod
-    def _translate(exc: sqlite3.Error, limits: QueryLimits) -> QueryError:
+    def _bound_row_bytes(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> int:
+        """Lower the connection's value-length limit to ``value_limit`` of the query's column count, learnt by
+        preparing it under ``LIMIT 0`` (no row is computed); the lowered limit, or 0 when it stays
+        ``MAX_VALUE_BYTES``. A query that cannot be wrapped so gets the limit of ``MAX_COLUMNS`` columns."""
+        try:
+            columns = len(conn.execute(f"SELECT * FROM (\n{sql}\n) LIMIT 0", params).description or ())
+        except sqlite3.Error:
+            columns = MAX_COLUMNS
+        limit = value_limit(columns)
+        if limit >= MAX_VALUE_BYTES:
+            return 0
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, limit)
+        return limit
+
+    @staticmethod
+    def _fetch(cursor: sqlite3.Cursor, deadline: _Deadline, limits: QueryLimits, truncate: bool,
+               started: float) -> QueryResult:
+        columns = tuple(d[0] for d in cursor.description or ())
+        rows: list[tuple[Any, ...]] = []
+        size, over = 0, False
+        for row in cursor:  # one row at a time: a chunk of rows of 16 MB values would be gigabytes
+            if time.monotonic() > deadline.at:  # turning values into Python objects is no SQLite step
+                raise QueryTimeout(f"the query ran longer than {limits.timeout_s:g} s and was stopped")
+            size += _row_bytes(row)
+            if len(rows) >= limits.max_rows or size > limits.max_bytes:
+                over = True
+                break
+            rows.append(row)
+        if over and not truncate:
+            raise ResultTooLarge(f"the result has more than {limits.max_rows:,} rows or "
+                                 f"{limits.max_bytes:,} bytes")
+        return QueryResult(columns, rows, over, time.monotonic() - started)
+
+    @staticmethod
+    def _translate(exc: sqlite3.Error, limits: QueryLimits, narrowed: int = 0) -> QueryError:
         message = str(exc) or type(exc).__name__
         lowered = message.lower()
+        if narrowed and "too big" in lowered:
+            return ResultTooLarge(f"a value is too big for a row of this result: with this many columns one value "
+                                  f"may hold {narrowed:,} bytes (a row {MAX_ROW_BYTES:,}); select fewer or shorter "
+                                  "columns")
         if "interrupted" in lowered:
             return QueryTimeout(f"the query ran longer than {limits.timeout_s:g} s and was stopped")
         if "not authorized" in lowered or "readonly" in lowered or "read-only" in lowered or "prohibited" in lowered:

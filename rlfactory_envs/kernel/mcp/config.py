@@ -8,6 +8,11 @@ Each entry is one of
   transport as qwen-agent and Claude configs write it: ``"streamable-http"`` (also ``"streamable_http"``,
   ``"streamableHttp"``, ``"http"``), the default when it is left out, or ``"sse"`` for a server that speaks the
   older HTTP+SSE transport,
+- replicated HTTP: ``{"urls": ["http://h1:8000/mcp", "http://h2:8000/mcp"], "headers": {...}, "type": ...}``: one
+  server run as several replicas of the same stateless HTTP service (``urls`` non-empty, no URL twice; ``headers``,
+  ``type`` and the tuning apply to every replica). The toolbox spreads calls across the replicas, takes a dead one
+  out until it answers again, and sends the calls of one episode to one replica (see ``replicas``); an entry with
+  one ``url`` is a single server,
 - in-process: ``{"module": "rlfactory_tool_servers.search", "args": [...]}`` (``module.build_server(args)`` is connected
   in-process; the same module and args run in a subprocess with ``python -m module args``).
 
@@ -15,7 +20,8 @@ This is the format Claude Desktop, qwen-agent and RL-Factory use; unknown keys t
 that contradicts the entry (``"stdio"`` beside a ``url``) or that no transport has is refused. Each entry
 may also tune how the toolbox reaches it: ``timeout_s`` (deadline per request), ``max_concurrency`` (requests in
 flight), ``retries`` (after a transport failure, with backoff and reconnect), ``sessions`` (pooled sessions),
-``batching`` and ``max_batch_size`` (merging of concurrent calls into one request of a tool's batched form).
+``batching`` and ``max_batch_size`` (merging of concurrent calls into one request of a tool's batched form), and a
+replicated entry ``replica_probe_s`` (how soon a replica taken out is asked again whether it answers).
 """
 
 from __future__ import annotations
@@ -44,6 +50,9 @@ class ServerTuning(BaseModel):
     sessions: int = Field(1, ge=1, le=64, description="pooled sessions (e.g. stdio processes) to this server")
     batching: bool = Field(True, description="merge concurrent calls to a tool that has a batched form")
     max_batch_size: int = Field(1024, ge=1, description="calls merged into one request at most")
+    batch_reply_after_s: float | None = Field(
+        0.05, ge=0, description="a merged request answers its finished calls this long after the first one finished, "
+        "the others as they finish (so a slow call does not hold fast ones back); None: once all are done")
 
 
 PYTHON_COMMANDS = ("python", "python3")
@@ -76,12 +85,48 @@ class HttpServerEntry(ServerTuning):
         return "streamable-http" if value in STREAMABLE_HTTP_TYPES else value
 
 
+DEFAULT_REPLICA_PROBE_S = 0.5
+REPLICA_PROBE_MAX_FACTOR = 20
+"""A replica taken out is probed ``replica_probe_s`` later, then after twice as long each time it still does not
+answer, up to this many times ``replica_probe_s`` (0.5 s doubling to 10 s by default)."""
+
+
+class ReplicatedHttpServerEntry(ServerTuning):
+    """One HTTP server run as several replicas, one URL each; every replica gets the same headers, type and tuning
+    (``max_concurrency``, ``sessions``, ``retries``... are per replica)."""
+
+    urls: list[str] = Field(min_length=1)
+    headers: dict[str, str] = Field(default_factory=dict)
+    type: Literal["streamable-http", "sse"] = "streamable-http"
+    replica_probe_s: float = Field(DEFAULT_REPLICA_PROBE_S, gt=0,
+                                   description="first delay before a replica taken out is asked again whether it "
+                                               f"answers; doubled each time it does not, up to "
+                                               f"{REPLICA_PROBE_MAX_FACTOR} times this")
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _transport_name(cls, value: Any) -> Any:
+        return "streamable-http" if value in STREAMABLE_HTTP_TYPES else value
+
+    @field_validator("urls")
+    @classmethod
+    def _distinct(cls, urls: list[str]) -> list[str]:
+        repeated = sorted({url for url in urls if urls.count(url) > 1})
+        if repeated:
+            raise ValueError(f"each replica URL must appear once; repeated: {', '.join(repeated)}")
+        return urls
+
+    def replica(self, url: str) -> HttpServerEntry:
+        """The single-server entry of the replica at ``url``."""
+        return HttpServerEntry(url=url, **self.model_dump(exclude={"urls", "replica_probe_s"}))
+
+
 class InProcessServerEntry(ServerTuning):
     module: str
     args: list[str] = Field(default_factory=list)
 
 
-ServerEntry = Union[StdioServerEntry, HttpServerEntry, InProcessServerEntry]
+ServerEntry = Union[StdioServerEntry, HttpServerEntry, ReplicatedHttpServerEntry, InProcessServerEntry]
 
 
 class McpConfig(BaseModel):
@@ -96,19 +141,25 @@ class McpConfig(BaseModel):
         return json.dumps(self.model_dump(by_alias=True), sort_keys=True)
 
 
+ENTRY_MODELS: dict[str, type[ServerTuning]] = {"command": StdioServerEntry, "url": HttpServerEntry,
+                                              "urls": ReplicatedHttpServerEntry, "module": InProcessServerEntry}
+"""The key that tells an entry's kind, and the model of that kind."""
+
+
 def _entry(name: str, raw: Any) -> ServerEntry:
     if not isinstance(raw, Mapping):
         raise ConfigError(f"mcpServers.{name} must be an object")
-    kinds = [key for key in ("command", "url", "module") if key in raw]
+    kinds = [key for key in ENTRY_MODELS if key in raw]
     if len(kinds) != 1:
-        raise ConfigError(f"mcpServers.{name} needs exactly one of 'command' (stdio), 'url' (HTTP) or "
-                         f"'module' (in-process); it has {kinds or 'none'}")
+        raise ConfigError(f"mcpServers.{name} needs exactly one of 'command' (stdio), 'url' (HTTP), 'urls' (HTTP "
+                          f"replicas) or 'module' (in-process); it has {kinds or 'none'}")
     declared = raw.get("type")
-    allowed = {"command": ("stdio",), "url": (*STREAMABLE_HTTP_TYPES, SSE_TYPE), "module": ()}[kinds[0]]
+    http = (*STREAMABLE_HTTP_TYPES, SSE_TYPE)
+    allowed = {"command": ("stdio",), "url": http, "urls": http, "module": ()}[kinds[0]]
     if declared is not None and declared not in allowed:
         expected = f"one of {', '.join(map(repr, allowed))} or no type" if allowed else "no type"
         raise ConfigError(f"mcpServers.{name}.type is {declared!r}, but an entry with {kinds[0]!r} takes {expected}")
-    model = {"command": StdioServerEntry, "url": HttpServerEntry, "module": InProcessServerEntry}[kinds[0]]
+    model = ENTRY_MODELS[kinds[0]]
     try:
         return model.model_validate(dict(raw))
     except ValidationError as exc:

@@ -1,10 +1,11 @@
-"""Coalescing hand-over of work from callers' event loops to a ``LoopThread``.
+"""Coalescing hand-over of work from callers' event loops to a ``LoopThread``, and back.
 
 Trainers step each sample in a coroutine of its own (verl's agent loop, OpenRLHF's agent executor), so thousands
 of ``astep`` calls may each want the toolbox loop at once. Each thread hop costs a wake-up of the other thread;
 ``CoalescingHandoff`` gathers every request that the coroutines of one caller loop make within the same loop
-iteration and hands them over in ONE hop, where they run as one group, and delivers each result back to its
-caller.
+iteration and hands them over in ONE hop. There they all start in the same iteration (so the toolbox can merge
+their tool calls), and each result goes back as soon as it is ready: a caller never waits for another caller's
+slow work. Results that are ready in the same iteration of the toolbox loop go back in one hop.
 """
 
 from __future__ import annotations
@@ -20,25 +21,25 @@ from rlfactory_envs.kernel.mcp.loop_thread import LoopThread
 ItemT = TypeVar("ItemT")
 ResultT = TypeVar("ResultT")
 
-Pending = list[tuple[Any, "asyncio.Future[Any]"]]
+Waiting = list[tuple[Any, "asyncio.Future[Any]"]]
+Answer = tuple["asyncio.Future[Any]", Any, "BaseException | None"]
 
 
 class CoalescingHandoff(Generic[ItemT, ResultT]):
-    """``await submit(item)`` runs ``run_group([... item ...])`` on ``thread`` with the other items of this loop
-    iteration; ``run_group`` must return one result per item, in order."""
+    """``await submit(item)`` runs ``run_one(item)`` on ``thread``, handed over together with the other items of
+    this loop iteration, and returns its result (or raises its exception)."""
 
-    def __init__(self, thread: LoopThread,
-                 run_group: Callable[[list[ItemT]], Coroutine[Any, Any, list[ResultT]]]):
+    def __init__(self, thread: LoopThread, run_one: Callable[[ItemT], Coroutine[Any, Any, ResultT]]):
         self._thread = thread
-        self._run_group = run_group
-        self._pending: dict[asyncio.AbstractEventLoop, Pending] = {}
+        self._run_one = run_one
+        self._waiting: dict[asyncio.AbstractEventLoop, Waiting] = {}
         self._lock = threading.Lock()
 
     async def submit(self, item: ItemT) -> ResultT:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[ResultT] = loop.create_future()
         with self._lock:
-            queue = self._pending.setdefault(loop, [])
+            queue = self._waiting.setdefault(loop, [])
             queue.append((item, future))
             first = len(queue) == 1
         if first:
@@ -47,34 +48,65 @@ class CoalescingHandoff(Generic[ItemT, ResultT]):
 
     def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
         with self._lock:
-            batch = self._pending.pop(loop, [])
+            batch = self._waiting.pop(loop, [])
         if not batch:
             return
         try:
-            done = self._thread.submit(self._run_group([item for item, _ in batch]))
+            done = self._thread.submit(self._run_batch(loop, batch))
         except RuntimeError as exc:  # the thread was stopped
-            self._deliver(batch, None, exc)
+            _answer([(future, None, exc) for _, future in batch])
             return
 
-        def hand_back(finished: Future[list[ResultT]]) -> None:
-            if finished.cancelled():  # the thread was stopped while the group ran
-                results, error = None, RuntimeError("the loop thread was stopped")
-            else:
-                error = finished.exception()
-                results = None if error else finished.result()
+        def answer_the_rest(finished: Future[None]) -> None:
+            if finished.cancelled() or finished.exception() is not None:  # the thread was stopped mid-batch
+                stopped = RuntimeError("the loop thread was stopped")
+                _send_back(loop, [(future, None, stopped) for _, future in batch])
+
+        done.add_done_callback(answer_the_rest)
+
+    async def _run_batch(self, loop: asyncio.AbstractEventLoop, batch: Waiting) -> None:
+        outbox = _Outbox(loop)
+
+        async def run(item: Any, future: asyncio.Future[Any]) -> None:
             try:
-                loop.call_soon_threadsafe(self._deliver, batch, results, error)
-            except RuntimeError:  # the caller's loop is gone; nobody is waiting
-                pass
-
-        done.add_done_callback(hand_back)
-
-    @staticmethod
-    def _deliver(batch: Pending, results: list[Any] | None, error: BaseException | None) -> None:
-        for position, (_, future) in enumerate(batch):
-            if future.done():  # the caller was cancelled
-                continue
-            if results is None:
-                future.set_exception(error or RuntimeError("no result"))
+                result = await self._run_one(item)
+            except Exception as exc:  # noqa: BLE001 - the caller gets it
+                outbox.put((future, None, exc))
             else:
-                future.set_result(results[position])
+                outbox.put((future, result, None))
+
+        await asyncio.gather(*(run(item, future) for item, future in batch))
+
+
+class _Outbox:
+    """Answers bound for one caller loop; those ready in one iteration of the toolbox loop leave in one hop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        self._loop = loop
+        self._ready: list[Answer] = []
+
+    def put(self, answer: Answer) -> None:
+        self._ready.append(answer)
+        if len(self._ready) == 1:
+            asyncio.get_running_loop().call_soon(self._send)
+
+    def _send(self) -> None:
+        ready, self._ready = self._ready, []
+        _send_back(self._loop, ready)
+
+
+def _send_back(loop: asyncio.AbstractEventLoop, answers: list[Answer]) -> None:
+    try:
+        loop.call_soon_threadsafe(_answer, answers)
+    except RuntimeError:  # the caller's loop is gone; nobody is waiting
+        pass
+
+
+def _answer(answers: list[Answer]) -> None:
+    for future, result, error in answers:
+        if future.done():  # answered already, or the caller was cancelled
+            continue
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)

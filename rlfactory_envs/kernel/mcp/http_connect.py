@@ -1,6 +1,7 @@
 """Connecting to an HTTP server (streamable HTTP, or the older HTTP+SSE transport when the entry's ``type`` is
 ``"sse"``), with a failure named by its cause: the HTTP status the server answered with, or why no connection was
-made (refused, unreachable, unknown host, timed out)."""
+made (refused, unreachable, unknown host, timed out). A reply whose body breaks off fails its own request, not the
+session (see ``breaks_fail_the_reply``)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ async def http_client_session(name: str, entry: HttpServerEntry) -> AsyncIterato
     def http_client(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
                     auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
         client = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
-        client.event_hooks["response"].append(note_refusal)
+        client.event_hooks["response"] += [note_refusal, breaks_fail_the_reply]
         return client
 
     async with AsyncExitStack() as stack:
@@ -57,6 +58,35 @@ async def http_client_session(name: str, entry: HttpServerEntry) -> AsyncIterato
                 hint = " (the server refused the Host header: start it with --allowed-hosts naming this URL's host)"
             raise TransportError(f"server {name!r}: cannot connect to {entry.url}: {cause}{hint}") from exc
         yield client
+
+
+class BrokenBody(httpx2.StreamError):
+    """A response body that broke off (the connection closed or failed before its end)."""
+
+
+async def breaks_fail_the_reply(response: httpx2.Response) -> None:
+    """Response hook: a body that breaks off raises ``BrokenBody``, for which the SDK fails the request that reply
+    answers with a ``PARSE_ERROR``, where the ``RemoteProtocolError`` httpx2 raises would end the SDK's whole
+    transport, and every request in flight on it. A request that got no response at all fails as before (the
+    server is gone, or never answered)."""
+    response.stream = _BreakableBody(response.stream)
+
+
+class _BreakableBody(httpx2.AsyncByteStream):
+    def __init__(self, inner: httpx2.AsyncByteStream) -> None:
+        self._inner = inner
+        self._received = 0
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._inner:
+                self._received += len(chunk)
+                yield chunk
+        except httpx2.TransportError as exc:
+            raise BrokenBody(f"the reply broke off after {self._received} bytes of its body: {exc}") from exc
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 def _transport_hint(entry: HttpServerEntry) -> str:

@@ -19,6 +19,7 @@ from mcp import MCPError
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from rlfactory_envs.kernel.mcp.config import InProcessServerEntry, ServerEntry
+from rlfactory_envs.kernel.mcp.errors import MalformedReply
 from rlfactory_envs.kernel.mcp.session import McpSession, TransportError, build_inprocess_server
 from rlfactory_envs.kernel.mcp.stats import CallCounters, ServerStats
 from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
@@ -97,31 +98,73 @@ class _Batcher:
             task.add_done_callback(self._in_flight.discard)
 
     async def _send(self, chunk: list[tuple[dict[str, Any], asyncio.Future[Outcome]]]) -> None:
+        futures = [future for _, future in chunk]
         try:
-            outcomes = await self._outcomes(chunk)
+            await self._answer(chunk)
         except Exception as exc:  # noqa: BLE001 - every waiting caller must get an answer
-            outcomes = [Outcome(f"Error: calling {self._tool!r} failed unexpectedly: {exc!r}", True)] * len(chunk)
-        for (_, future), outcome in zip(chunk, outcomes):
-            if not future.done():
-                future.set_result(outcome)
+            _settle(futures, Outcome(f"Error: calling {self._tool!r} failed unexpectedly: {exc!r}", True))
+        _settle(futures, Outcome(f"Error: the batched {self._tool} left this call without a result", True))
 
-    async def _outcomes(self, chunk: list[tuple[dict[str, Any], asyncio.Future[Outcome]]]) -> list[Outcome]:
-        # Elements still running shortly before the request's deadline are abandoned by the server, so one
-        # hanging call fails alone instead of taking the calls merged with it down.
-        deadline_s = self._client.entry.timeout_s * ELEMENT_DEADLINE_FRACTION
-        outcome = await self._client.request(self._batch_tool, {"calls": [args for args, _ in chunk],
-                                                                 "deadline_s": deadline_s},
-                                             shown_as=self._tool, calls=len(chunk))
+    async def _answer(self, chunk: list[tuple[dict[str, Any], asyncio.Future[Outcome]]]) -> None:
+        """Send the chunk as one request, and answer each caller as soon as its element's result comes back.
+
+        Elements still running shortly before the request's deadline are abandoned by the server, so one hanging
+        call fails alone instead of taking the calls merged with it down; with ``batch_reply_after_s`` the server
+        answers the finished elements early and the rest are collected from the same session (see
+        ``rlfactory_tool_servers.batched_tool``)."""
+        entry = self._client.entry
+        given_up_at = time.monotonic() + entry.timeout_s
+        futures = [future for _, future in chunk]
+        slot = self._client.next_slot()
+        arguments: dict[str, Any] = {"calls": [args for args, _ in chunk],
+                                     "deadline_s": entry.timeout_s * ELEMENT_DEADLINE_FRACTION}
+        if entry.batch_reply_after_s is not None:
+            arguments["reply_after_s"] = entry.batch_reply_after_s
+        outcome = await self._client.request(self._batch_tool, arguments, shown_as=self._tool, calls=len(chunk),
+                                             slot=slot)
         if outcome.is_error:
-            return [outcome] * len(chunk)
+            _settle(futures, outcome)
+            return
         try:
-            entries = json.loads(outcome.text)
-            if not isinstance(entries, list) or len(entries) != len(chunk):
+            reply = json.loads(outcome.text)
+            if isinstance(reply, list):  # every element is done
+                reply = {"results": reply, "ticket": None}
+            results, ticket = reply["results"], reply["ticket"]
+            if not isinstance(results, list) or len(results) != len(chunk):
                 raise ValueError("misaligned batch result")
-            return [element_outcome(str(e["text"]), bool(e["is_error"])) for e in entries]
-        except (ValueError, KeyError, TypeError) as exc:
-            unreadable = Outcome(f"Error: the batched {self._tool} returned an unreadable result ({exc})", True)
-            return [unreadable] * len(chunk)
+            waiting = self._take(futures, dict(enumerate(results)))
+            while ticket is not None and waiting:
+                if time.monotonic() >= given_up_at:
+                    _settle(waiting, Outcome(f"Error: the tool {self._tool!r} did not answer within "
+                                             f"{entry.timeout_s:g} s (deadline); the call was abandoned.", True,
+                                             TIMEOUT))
+                    return
+                outcome = await self._client.request(
+                    self._batch_tool, {"calls": [], "collect": ticket, "reply_after_s": entry.batch_reply_after_s},
+                    shown_as=self._tool, slot=slot)
+                if outcome.is_error:
+                    _settle(waiting, outcome)
+                    return
+                reply = json.loads(outcome.text)
+                collected, ticket = reply["results"], reply["ticket"]
+                waiting = self._take(futures, {int(position): result for position, result in collected.items()})
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            _settle(futures, Outcome(f"Error: the batched {self._tool} returned an unreadable result ({exc})", True))
+
+    @staticmethod
+    def _take(futures: list[asyncio.Future[Outcome]], results: dict[int, Any]) -> list[asyncio.Future[Outcome]]:
+        """Answer the callers whose results came (``None``: not yet); the futures still waiting."""
+        for position, result in results.items():
+            if result is not None and not futures[position].done():
+                futures[position].set_result(element_outcome(str(result["text"]), bool(result["is_error"])))
+        return [future for future in futures if not future.done()]
+
+
+def _settle(futures: list[asyncio.Future[Outcome]], outcome: Outcome) -> None:
+    """Answer with ``outcome`` every caller still waiting."""
+    for future in futures:
+        if not future.done():
+            future.set_result(outcome)
 
 
 class ServerClient:
@@ -200,32 +243,49 @@ class ServerClient:
         return session
 
     async def call(self, call: ToolCall) -> ToolResult:
-        """Run ``call``; merged with concurrent calls when its tool has a batched form."""
+        """Run ``call``; merged with concurrent calls when its tool has a batched form. ``call.affinity`` is
+        ignored (a single server holds every session)."""
         started = time.perf_counter()
-        batcher = self._batchers.get(call.name)
-        if batcher is not None:
-            outcome = await batcher.submit(call.arguments)
-        else:
-            outcome = await self.request(call.name, call.arguments)
-        self._count(call.name, outcome)
+        outcome = await self.outcome(call)
+        count_outcome(self.stats, call.name, outcome)
         return ToolResult(call.name, outcome.text, outcome.is_error, time.perf_counter() - started, self.name,
                           call.call_id, outcome.failure)
 
-    def _count(self, tool: str, outcome: Outcome) -> None:
-        counters = self.stats.tool(tool)
-        counters.calls += 1
-        counters.errors += outcome.is_error
-        counters.timeouts += outcome.failure == TIMEOUT
-        counters.unavailable += outcome.failure == UNAVAILABLE
+    async def outcome(self, call: ToolCall) -> Outcome:
+        """What ``call`` comes to, as ``call`` runs it, without counting it in ``calls``/``errors``/``timeouts``/
+        ``unavailable`` (its retries and reconnects are counted): for a caller that counts the call itself."""
+        batcher = self._batchers.get(call.name)
+        if batcher is not None:
+            return await batcher.submit(call.arguments)
+        return await self.request(call.name, call.arguments)
+
+    async def probe(self) -> None:
+        """Ask the server for its tool list through the first pooled session, reopened first if it died (and once
+        more if it was open but the server no longer knows it). ``TransportError`` when the server does not
+        answer within ``connect_timeout_s``."""
+        for attempt in range(2):
+            session = await self._session_at(0)
+            try:
+                await asyncio.wait_for(session.list_tools(), self.entry.connect_timeout_s)
+                return
+            except (TransportError, asyncio.TimeoutError) as exc:
+                await session.close()
+                if attempt:
+                    raise TransportError(f"server {self.name!r} did not answer a probe: {exc!r}") from exc
+
+    def next_slot(self) -> int:
+        """The pooled session the next request goes to, round robin."""
+        return next(self._next_slot)
 
     async def request(self, tool: str, arguments: dict[str, Any], shown_as: str | None = None,
-                      calls: int = 1) -> Outcome:
+                      calls: int = 1, slot: int | None = None) -> Outcome:
         """One MCP request with the concurrency limit, retries and a deadline over all of it (queueing,
         reconnecting and backoff included); never raises. Errors name ``shown_as``, whose counters count the
-        retries (``calls`` each: the calls the request carries) and the reconnects it needs."""
+        retries (``calls`` each: the calls the request carries) and the reconnects it needs. ``slot``: the pooled
+        session to use (default: the next, round robin)."""
         name = shown_as or tool
         try:
-            request = self._limited_request(tool, arguments, self.stats.tool(name), calls)
+            request = self._limited_request(tool, arguments, self.stats.tool(name), calls, slot)
             result = await asyncio.wait_for(request, self.entry.timeout_s)
             return Outcome(call_result_text(result), bool(result.is_error))
         except asyncio.TimeoutError:
@@ -234,13 +294,15 @@ class ServerClient:
         except TransportError as exc:
             return Outcome(f"Error: the tool server {self.name!r} is unavailable after {self.entry.retries + 1} "
                            f"attempts: {exc}", True, UNAVAILABLE)
+        except MalformedReply as exc:
+            return Outcome(f"Error: {exc} (calling {name!r})", True)
         except MCPError as exc:
             return Outcome(f"Error: the tool server {self.name!r} rejected the call to {name!r}: {exc}", True)
         except Exception as exc:  # noqa: BLE001 - a tool call must never take an episode down
             return Outcome(f"Error: calling {name!r} failed unexpectedly: {exc!r}", True)
 
     async def _limited_request(self, tool: str, arguments: dict[str, Any], counters: CallCounters,
-                               calls: int) -> mcp_types.CallToolResult:
+                               calls: int, slot: int | None) -> mcp_types.CallToolResult:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.entry.retries + 1),
             wait=wait_exponential_jitter(multiplier=0.05, max=2.0),
@@ -252,7 +314,7 @@ class ServerClient:
                 with attempt:
                     if attempt.retry_state.attempt_number > 1:
                         counters.retries += calls
-                    session = await self._session_at(next(self._next_slot), counters)
+                    session = await self._session_at(self.next_slot() if slot is None else slot, counters)
                     try:
                         return await session.call_tool(tool, arguments)
                     except TransportError:
@@ -267,6 +329,15 @@ class ServerClient:
         sessions = [s for s in self._sessions if s is not None]
         self._sessions = [None] * self.entry.sessions
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+
+
+def count_outcome(stats: ServerStats, tool: str, outcome: Outcome) -> None:
+    """Count one finished call to ``tool`` in ``stats``."""
+    counters = stats.tool(tool)
+    counters.calls += 1
+    counters.errors += outcome.is_error
+    counters.timeouts += outcome.failure == TIMEOUT
+    counters.unavailable += outcome.failure == UNAVAILABLE
 
 
 def _retrieve_exception(task: asyncio.Task[Any]) -> None:

@@ -13,10 +13,11 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import mcp_types
+import pydantic
 from mcp import Client, MCPError
 
 from rlfactory_envs.kernel.mcp.config import HttpServerEntry, InProcessServerEntry, ServerEntry, StdioServerEntry
-from rlfactory_envs.kernel.mcp.errors import TransportError, describe, root_cause
+from rlfactory_envs.kernel.mcp.errors import UNREADABLE_REPLY, MalformedReply, TransportError, describe, root_cause
 from rlfactory_envs.kernel.mcp.http_connect import http_client_session
 from rlfactory_envs.kernel.mcp.stdio_connect import stdio_client_session
 
@@ -106,7 +107,8 @@ class McpSession:
         return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
-        """One ``tools/call``. Raises ``TransportError`` when the session is unusable; tool errors are results."""
+        """One ``tools/call``. Raises ``TransportError`` when the session is unusable, ``MalformedReply`` when the reply
+        cannot be read (the session stays usable); tool errors are results."""
         return await self._guard(self._require().call_tool(name, arguments))
 
     def _require(self) -> Client:
@@ -118,9 +120,13 @@ class McpSession:
     async def _guard(self, awaitable: Any) -> Any:
         try:
             return await awaitable
+        except pydantic.ValidationError as exc:  # a JSON-RPC result, but not the shape the method's result has
+            raise MalformedReply(self.name, str(exc)) from exc
         except MCPError as exc:
             if exc.error.code == mcp_types.CONNECTION_CLOSED or not self.alive:
                 raise TransportError(f"server {self.name!r} closed the connection: {exc}") from exc
+            if exc.error.code == mcp_types.PARSE_ERROR and exc.error.message.startswith(UNREADABLE_REPLY):
+                raise MalformedReply(self.name, exc.error.message) from exc
             raise
         except (OSError, EOFError, asyncio.IncompleteReadError) as exc:
             raise TransportError(f"server {self.name!r} is unreachable: {exc!r}") from exc

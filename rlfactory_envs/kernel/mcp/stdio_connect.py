@@ -1,6 +1,6 @@
 """Connecting to a stdio server: its command is checked before anything is spawned, its stderr is forwarded to
-ours with the last lines kept, and a server that dies during start is reported with its exit status and those
-lines."""
+ours with the last lines kept, a server that dies during start is reported with its exit status and those lines,
+and an unreadable line that answers one of our requests fails that request at once (see ``ReplyErrorsById``)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,19 @@ import shutil
 import signal
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from types import TracebackType
 from typing import Any
 
+import anyio
 import mcp_types
+import pydantic
 from mcp import Client, MCPError, StdioServerParameters
-from mcp.client._transport import TransportStreams
+from mcp.client._transport import ReadStream, TransportStreams
 from mcp.client.stdio import get_default_environment, stdio_client
+from mcp.shared.message import SessionMessage
 
 from rlfactory_envs.kernel.mcp.config import StdioServerEntry
-from rlfactory_envs.kernel.mcp.errors import TransportError, describe, root_cause
+from rlfactory_envs.kernel.mcp.errors import UNREADABLE_REPLY, TransportError, describe, root_cause
 from rlfactory_envs.kernel.mcp.stderr_tail import StderrTail
 
 EXIT_WAIT_S = 0.5  # for a server whose handshake failed to exit by itself, before it is stopped
@@ -83,8 +87,9 @@ class _Launch:
             self._spawned = True
             self._stderr.child_started()
             self._process = _spawned_process(sdk_transport)
+            read_stream, write_stream = streams
             try:
-                yield streams
+                yield ReplyErrorsById(read_stream), write_stream
             except Exception:
                 # Before the SDK stops the server: did it exit by itself (its stderr ends with it)?
                 self._exited_first = await self._stderr.ended(EXIT_WAIT_S)
@@ -109,6 +114,60 @@ class _Launch:
         if not lines:
             return f"{headline}; it wrote nothing to stderr"
         return f"{headline}; last lines of its stderr:\n" + "\n".join(f"    {line}" for line in lines)
+
+
+class ReplyErrorsById:
+    """The SDK's stdio read stream, where a line that is no valid JSON-RPC message but is a JSON object with an
+    ``id`` and no ``method`` (a reply, malformed) becomes a ``PARSE_ERROR`` reply to that id, worded as the SDK's
+    HTTP transport words one: the request it answers fails at once, not at its deadline. Any other unreadable line
+    (not JSON, no id) passes on as the SDK's exception, which the session drops: no request can be told from it."""
+
+    def __init__(self, inner: ReadStream[SessionMessage | Exception]):
+        self._inner = inner
+
+    @property
+    def last_context(self) -> Any:
+        """The sender's context of the last item, where the SDK's stream keeps one."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        item = await self._inner.receive()
+        if not isinstance(item, pydantic.ValidationError):
+            return item
+        message = _unreadable_message(item)
+        request_id = None if message is None or "method" in message else message.get("id")
+        if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+            return item
+        error = mcp_types.ErrorData(code=mcp_types.PARSE_ERROR, message=f"{UNREADABLE_REPLY}{item}")
+        return SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+    def __aiter__(self) -> ReplyErrorsById:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> ReplyErrorsById:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc_val: BaseException | None,
+                        exc_tb: TracebackType | None) -> None:
+        await self.aclose()
+
+
+def _unreadable_message(failure: pydantic.ValidationError) -> dict[str, Any] | None:
+    """The JSON object a line that failed JSON-RPC validation held: pydantic gives it as the input of a field
+    missing from one of the message types; ``None`` for a line that was not a JSON object."""
+    for error in failure.errors():
+        if error["type"] == "missing" and len(error["loc"]) == 2 and isinstance(error.get("input"), dict):
+            return error["input"]
+    return None
 
 
 def _spawned_process(sdk_transport: AbstractAsyncContextManager[Any]) -> Any:

@@ -3,13 +3,18 @@
 Sessions live on the toolbox's own loop thread (see ``loop_thread``). A caller hands over a whole list of calls
 in one hop (``acall_many``/``call_many``), and the calls of all coroutines of one caller loop made in the same
 loop iteration share that hop (see ``handoff``); on the toolbox loop the calls run concurrently, and calls to a
-tool with a batched form are merged into one MCP request per server. Results align one-to-one with the calls.
+tool with a batched form are merged into one MCP request per server. Results align one-to-one with the calls, and
+each caller gets its own as soon as they are ready, whatever the other callers of its hop still wait for.
 
 Envs with equal configs share one toolbox through ``acquire_toolbox``/``Toolbox.release``, so a batch of envs
 shares sessions and merging.
 
 ``Toolbox.stats()`` tells what the calls came to, per server and per tool (calls, errors, timeouts, retries,
 reconnects; see ``stats``), over the toolbox's whole life, restarts included.
+
+A server whose entry has several ``urls`` is reached through a ``ReplicatedClient`` (see ``replicas``): calls are
+spread across its replicas, a dead replica is taken out until it answers again, and calls with the same
+``ToolCall.affinity`` (an episode's) stay on one replica.
 """
 
 from __future__ import annotations
@@ -21,9 +26,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from rlfactory_envs.kernel.errors import ConfigError
-from rlfactory_envs.kernel.mcp.config import McpConfig, load_mcp_config
+from rlfactory_envs.kernel.mcp.config import McpConfig, ReplicatedHttpServerEntry, load_mcp_config
 from rlfactory_envs.kernel.mcp.handoff import CoalescingHandoff
 from rlfactory_envs.kernel.mcp.loop_thread import LoopThread
+from rlfactory_envs.kernel.mcp.replicas import ReplicatedClient
 from rlfactory_envs.kernel.mcp.server_client import ServerClient
 from rlfactory_envs.kernel.mcp.stats import ToolboxStats
 from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
@@ -55,8 +61,8 @@ class Toolbox:
         self.config = load_mcp_config(config)
         self._thread: LoopThread | None = None
         self._handoff: CoalescingHandoff[Sequence[ToolCall], list[ToolResult]] | None = None
-        self._clients: dict[str, ServerClient] = {}
-        self._route: dict[str, ServerClient] = {}
+        self._clients: dict[str, ServerClient | ReplicatedClient] = {}
+        self._route: dict[str, ServerClient | ReplicatedClient] = {}
         self._specs: list[ToolSpec] = []
         self._stats = ToolboxStats()
         for name in self.config.servers:  # listed with zero counts before the first call
@@ -80,7 +86,7 @@ class Toolbox:
                 thread.stop()
                 raise
             self._thread = thread
-            self._handoff = CoalescingHandoff(thread, self._dispatch_groups)
+            self._handoff = CoalescingHandoff(thread, self._dispatch)
             self._started = True
         return self
 
@@ -91,7 +97,9 @@ class Toolbox:
         return self
 
     async def _connect_all(self) -> None:
-        self._clients = {name: ServerClient(name, entry, self._stats.server(name))
+        self._clients = {name: ReplicatedClient(name, entry, self._stats.server(name))
+                         if isinstance(entry, ReplicatedHttpServerEntry) else
+                         ServerClient(name, entry, self._stats.server(name))
                          for name, entry in self.config.servers.items()}
         listed = await asyncio.gather(*(c.start() for c in self._clients.values()))
         self._route, self._specs = {}, []
@@ -151,8 +159,9 @@ class Toolbox:
     def stats(self) -> dict[str, Any]:
         """What the calls came to so far, JSON-ready: ``{"servers": {server: {"calls": n, "errors": n,
         "timeouts": n, "unavailable": n, "retries": n, "reconnects": n, "tools": {tool: {same counters}}}},
-        "totals": {same counters}, "unknown_tool_calls": n}`` (see ``stats`` for what each counts). Cheap, from
-        any thread; starts nothing."""
+        "totals": {same counters}, "unknown_tool_calls": n}`` (see ``stats`` for what each counts); a replicated
+        server also has ``"replicas": {url: {"up": bool, "calls": n, "errors": n, "unavailable": n,
+        "marked_down": n, "back_up": n}}``. Cheap, from any thread; starts nothing."""
         return self._stats.snapshot()
 
     # -- calling ---------------------------------------------------------------------------------------------
@@ -195,18 +204,9 @@ class Toolbox:
         assert self._thread is not None
         return await self._thread.arun(coro)
 
-    async def _dispatch_groups(self, groups: list[Sequence[ToolCall]]) -> list[list[ToolResult]]:
-        """The calls of many callers, handed over together, run together; results split back per caller."""
-        results = await self._dispatch([call for group in groups for call in group])
-        split, start = [], 0
-        for group in groups:
-            split.append(results[start:start + len(group)])
-            start += len(group)
-        return split
-
     async def _dispatch(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
-        if len(calls) == 1:
-            return [await self._call_one(calls[0])]
+        # Every call as a task of its own, even a lone one: the calls of all callers handed over together then reach
+        # their servers in the same loop iteration, where they are merged.
         return list(await asyncio.gather(*(self._call_one(call) for call in calls)))
 
     async def _call_one(self, call: ToolCall) -> ToolResult:
