@@ -166,10 +166,12 @@ def bench_sql_hostile(quick: bool, repeats: int = 1) -> tuple[list[dict[str, Any
                      "target": f"<= {P99_RATIO_TARGET:g}x", "pass": ratio <= P99_RATIO_TARGET,
                      "honest_p99_s": report[run_name]["p99_s"], "quiet_p99_s": report["quiet"]["p99_s"],
                      "hostile_calls": report[run_name]["hostile"]["calls"]})
-    peak = report["peak_rss_mb"]
+    # Sampled during the runs: the process's own peak (ru_maxrss) also holds whatever ran before (a test session).
+    peak = max(report[run_name]["max_rss_mb"] for run_name in ("quiet", "hostile_same_loop", "hostile_own_loop"))
     rows.append({"name": "sql_hostile_peak_rss", "n": honest + hostile, "seconds": [3 * seconds],
                  "median_s": 3 * seconds, "min_s": 3 * seconds, "metric": "MB", "value": peak,
-                 "target": f"< {RSS_TARGET_MB} MB", "pass": peak < RSS_TARGET_MB})
+                 "target": f"< {RSS_TARGET_MB} MB", "pass": peak < RSS_TARGET_MB,
+                 "process_peak_rss_mb": report["peak_rss_mb"]})
     notes = [f"sql_hostile: {report['data']}; quiet p99 {report['quiet']['p99_s']:.3f} s, hostile on the same loop "
              f"{report['hostile_same_loop']['p99_s']:.3f} s, on their own {report['hostile_own_loop']['p99_s']:.3f} s"]
     return rows, notes
