@@ -65,8 +65,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import gc
+import importlib
 import json
 import statistics
 import sys
@@ -81,6 +81,11 @@ from rlfactory_envs.kernel.mcp.toolbox import Toolbox
 from rlfactory_envs.kernel.tool_call import ToolCall
 from rlfactory_envs.search.env import SearchEnv, search_server_config
 from rlfactory_envs.search.tasks import SAMPLE_CORPUS_PATH, sample_tasks
+
+if not __package__:  # run as a script (`rlf bench`): the checkout's root makes the measurements' modules a package
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.text_table import aligned  # noqa: E402 - importable only once the root is on the path
 
 SLEEP_MS = 100
 FLOOR_S = SLEEP_MS / 1000
@@ -542,10 +547,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
             value += f" (reward {r['mean_reward']:.3f})"
         lines.append((r["name"], str(r["n"]), f"{r['median_s']:.4f}", f"{r['min_s']:.4f}", value, r["target"],
                       verdict))
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines]
-    text.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(text)
+    return aligned(lines)
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -610,11 +612,7 @@ SIBLING_BENCHES = {
 def run_sibling(name: str, quick: bool, repeats: int) -> tuple[list[dict[str, Any]], list[str]]:
     """The rows and notes of the measurement ``name`` of ``SIBLING_BENCHES``."""
     module, function = SIBLING_BENCHES[name]
-    try:
-        loaded = importlib.import_module(f"benchmarks.{module}")  # imported as a package (tests)
-    except ModuleNotFoundError:  # run as a script (`rlf bench`): benchmarks/ is sys.path[0]
-        loaded = importlib.import_module(module)
-    return getattr(loaded, function)(quick, repeats)
+    return getattr(importlib.import_module(f"benchmarks.{module}"), function)(quick, repeats)
 
 
 def main(argv: list[str]) -> int:

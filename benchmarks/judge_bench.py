@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.text_table import aligned
+
 CONCURRENCIES = (1, 16, 64, 256)
 DEFAULT_CONCURRENCY = 64
 PROMPTS, SAMPLES = 128, 8
@@ -81,8 +83,9 @@ def scripted_judge(latency_ms: float) -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve", str(port),
-                                "--latency-ms", str(latency_ms)], stdin=subprocess.DEVNULL)
+    process = subprocess.Popen([sys.executable, "-m", "benchmarks.judge_bench", "--serve", str(port),
+                                "--latency-ms", str(latency_ms)], stdin=subprocess.DEVNULL,
+                               cwd=Path(__file__).resolve().parents[1])
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 30
@@ -252,10 +255,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
         if "cpu_ms_per_answer" in r:
             value += f" ({r['cpu_ms_per_answer']:.3f} cpu ms/answer)"
         lines.append((r["name"], str(r["n"]), f"{r['median_s']:.3f}", f"{r['min_s']:.3f}", value, r["target"]))
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines]
-    text.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(text)
+    return aligned(lines)
 
 
 def main(argv: list[str]) -> int:

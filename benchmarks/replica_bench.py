@@ -44,6 +44,8 @@ from rlfactory_envs.env_spec import make_env
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.rollout.runner import run_episodes
 
+from benchmarks.text_table import aligned
+
 ENV_ID = "rlf/NL2SQL-Spider-v0"
 SPIDER_DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "spider" / "dev.json"
 URL_RE = re.compile(r"over streamable HTTP at (http://\S+);")
@@ -197,10 +199,7 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
                          f"{r['step_tool_ms_p50']:.1f}", f"{r['step_tool_ms_p99']:.1f}",
                          f"{statistics.median(r['cpu_seconds']):.2f}", f"{r['server_cpu_s_per_round']:.2f}",
                          str(r["tool_errors"] + r["failed"])) for r in rows]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines]
-    text.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(text)
+    return aligned(lines)
 
 
 def main(argv: Sequence[str]) -> int:

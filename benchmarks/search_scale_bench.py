@@ -82,6 +82,8 @@ from rlfactory_tool_servers.search.passages import LocalPassages
 from rlfactory_tool_servers.search.server import SearchService
 from rlfactory_tool_servers.search.vector_build import FAISS_PARAMS, FaissSink
 
+from benchmarks.text_table import aligned
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 try:
     from data_generators import search_corpus
@@ -752,10 +754,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
         verdict = "-" if r["pass"] is None else ("PASS" if r["pass"] else "FAIL")
         lines.append((r["name"].removeprefix(PREFIX), str(r["n"]), f"{r['median_s']:.4f}",
                       f"{r['value']:.2f} {r['metric']}", describe(r), verdict))
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines]
-    text.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(text)
+    return aligned(lines)
 
 
 def parse_args(argv: list[str]) -> tuple[Settings, Path]:

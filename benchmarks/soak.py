@@ -59,6 +59,8 @@ from rlfactory_envs.rollout.policy import Policy
 # run_rollouts' own batch step; run_rollouts itself makes and closes its envs per call, where a soak keeps them
 from rlfactory_envs.rollout.runner import run_episodes
 
+from benchmarks.text_table import aligned
+
 FLAT_SERIES = ("other_fds", "threads", "os_threads", "children")
 GROWTH_SERIES = ("rss_bytes", "children_rss_bytes")
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -325,10 +327,7 @@ def format_table(rows: Sequence[dict[str, Any]], samples: Sequence[dict[str, Any
                       "-" if r["ratio"] is None else f"{r['ratio']:.3f}",
                       _number(r["name"], r["slope_per_1k_episodes"], "+"), r["bound"], "PASS" if r["pass"] else "FAIL",
                       curve))
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines]
-    text.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(text)
+    return aligned(lines)
 
 
 def write_curves(samples: Sequence[dict[str, Any]], path: Path) -> Path:
