@@ -40,7 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.text_table import aligned
+if not __package__:  # run as a script (the scripted judge's process, a stand-in for vLLM in the example tests)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.text_table import aligned  # noqa: E402 - importable only once the root is on the path
 
 CONCURRENCIES = (1, 16, 64, 256)
 DEFAULT_CONCURRENCY = 64
@@ -83,9 +86,8 @@ def scripted_judge(latency_ms: float) -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen([sys.executable, "-m", "benchmarks.judge_bench", "--serve", str(port),
-                                "--latency-ms", str(latency_ms)], stdin=subprocess.DEVNULL,
-                               cwd=Path(__file__).resolve().parents[1])
+    process = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve", str(port),
+                                "--latency-ms", str(latency_ms)], stdin=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 30
