@@ -137,6 +137,20 @@ class FairSlots:
         self._admit()
 
 
+POOL_START_TIMEOUT_S = 10.0
+
+
+def _started_pool(threads: int) -> ThreadPoolExecutor:
+    """A pool whose ``threads`` workers all start now, not one by one as load first reaches them: a burst finds
+    them ready, and the process's thread count does not creep up during a run (it is what a soak checks for
+    leaks). Each worker's first task waits until every worker holds one, so the pool must start them all."""
+    pool = ThreadPoolExecutor(threads, thread_name_prefix="rlf-sql")
+    everyone = threading.Barrier(threads)
+    for _ in range(threads):
+        pool.submit(everyone.wait, POOL_START_TIMEOUT_S)
+    return pool
+
+
 class DatabaseCatalog:
     """Read-only databases by ``db_id`` (each opened on first use, with its own connection pool) and a pool of
     ``threads`` worker threads to run queries in, so an event loop is never blocked by SQLite."""
@@ -198,7 +212,7 @@ class DatabaseCatalog:
         if self._executor is None:
             with self._lock:
                 if self._executor is None:
-                    self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix="rlf-sql")
+                    self._executor = _started_pool(self.threads)
         return self._executor
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
