@@ -32,9 +32,9 @@ import gymnasium as gym
 import rlfactory_envs  # noqa: F401
 from rlfactory_envs import EnvBatch
 from rlfactory_tool_servers.android.sessions import DeviceStore
-from rlfactory_tool_servers.android_device.actions import perform
-from rlfactory_tool_servers.android_device.device import DeviceError
-from rlfactory_tool_servers.android_device.tasks import all_templates
+from rlfactory_tool_servers.android.phone.actions import perform
+from rlfactory_tool_servers.android.phone.device import DeviceError
+from rlfactory_tool_servers.android.phone.tasks import all_templates
 
 CYCLE = [("open_app", {"app_name": "Contacts"}), ("scroll", {"direction": "down"}), ("click", {"index": 3}),
          ("navigate_back", {}), ("input_text", {"index": 1, "text": "a"}), ("navigate_home", {}),

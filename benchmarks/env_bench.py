@@ -362,8 +362,8 @@ def sql_task_set(data_path: str | None) -> tuple[list[Any], Path, dict[str, list
 async def sql_reward_timing(data_path: str | None, repeats: int, test_suite: str) -> tuple[Timing, Timing, int]:
     """Gold queries verified against themselves: cold (gold cache empty) and warm. Generated test suites are
     built (or read) before the clock starts: that is a one-time cost per database, reported apart."""
-    from rlfactory_envs.kernel.reward import RewardInput
-    from rlfactory_reward_models.sql_execution import SqlExecutionReward
+    from rlfactory_reward_models.base import RewardInput
+    from rlfactory_reward_models.sql.execution import SqlExecutionReward
 
     tasks, db_dir, queries = sql_task_set(data_path)
     items = [RewardInput(task, task.gold_sql) for task in tasks]
@@ -387,7 +387,7 @@ def sql_suite_build_timing(data_path: str | None, repeats: int) -> tuple[Timing,
     """Building the generated test suites of every database of the task set, from an empty cache."""
     import tempfile
 
-    from rlfactory_reward_models.sql_execution import SqlExecutionReward
+    from rlfactory_reward_models.sql.execution import SqlExecutionReward
 
     _, db_dir, queries = sql_task_set(data_path)
 
@@ -460,9 +460,9 @@ async def travel_tools_timing(n: int, batching: bool, repeats: int) -> Timing:
 def travel_verify_timing(repeats: int) -> tuple[Timing, int, str]:
     from rlfactory_envs.travel.family import SAMPLE_DATABASE_DIR, SAMPLE_PLANS_PATH, SAMPLE_QUERIES_PATH
     from rlfactory_envs.travel.tasks import load_gold_plans, load_travel_tasks
-    from rlfactory_reward_models.travel_plan.evaluate import evaluate_plan
-    from rlfactory_reward_models.travel_plan.lookup import PlanLookup
-    from rlfactory_tool_servers.travel_sandbox.store import open_sandbox
+    from rlfactory_reward_models.travel.evaluate import evaluate_plan
+    from rlfactory_reward_models.travel.lookup import PlanLookup
+    from rlfactory_tool_servers.travel.store import open_sandbox
 
     gold = TRAVEL_DATA / "std_travelplanner.jsonl"
     if gold.is_file():

@@ -121,7 +121,7 @@ class BenchTask:
 
 
 def distinct_items(n: int, tag: str) -> list[Any]:
-    from rlfactory_envs.kernel.reward import RewardInput
+    from rlfactory_reward_models.base import RewardInput
 
     return [RewardInput(BenchTask(f"q{i}", f"Question {i} of run {tag}: who founded the city?", (f"Founder {i}",)),
                         f"candidate answer {i} of run {tag}") for i in range(n)]
@@ -129,7 +129,7 @@ def distinct_items(n: int, tag: str) -> list[Any]:
 
 def grpo_items(prompts: int, samples: int, tag: str) -> list[Any]:
     """``prompts`` x ``samples`` rewards to score; in prompt p, ``SHARED_GROUPS[p % 5]`` samples give one answer."""
-    from rlfactory_envs.kernel.reward import RewardInput
+    from rlfactory_reward_models.base import RewardInput
 
     items = []
     for p in range(prompts):

@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.env_bench import SPIDER_DEV, sql_task_set
-from rlfactory_envs.kernel.reward import RewardInput
-from rlfactory_reward_models.sql_execution import SqlExecutionReward
-from rlfactory_reward_models.sql_test_suite.neighbours import neighbour_queries
-from rlfactory_tool_servers.sqlite_sandbox.engine import QueryError, QueryLimits
+from rlfactory_reward_models.base import RewardInput
+from rlfactory_reward_models.sql.execution import SqlExecutionReward
+from rlfactory_reward_models.sql.test_suite.neighbours import neighbour_queries
+from rlfactory_tool_servers.sql.sandbox.engine import QueryError, QueryLimits
 
 MAX_LITERAL_ROWS = 50
 _LIMITS = QueryLimits(timeout_s=5.0)

@@ -14,7 +14,7 @@ import asyncio
 import os
 import sys
 
-from rlfactory_envs.kernel.reward import RewardInput
+from rlfactory_reward_models.base import RewardInput
 from rlfactory_envs.search.task import SearchTask
 from rlfactory_reward_models.judge import JudgeReward
 

@@ -10,19 +10,21 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = {"rlfactory_envs": "rlfactory_envs", "rlfactory_tool_servers": "tool_servers",
-            "rlfactory_reward_models": "reward_models", "rlfactory_adapters": "adapters"}
+AREAS = {"rlfactory_envs": REPO_ROOT, "rlfactory_tool_servers": REPO_ROOT / "tool_servers",
+         "rlfactory_reward_models": REPO_ROOT / "reward_models", "rlfactory_adapters": REPO_ROOT / "adapters"}
+"""Each installed package and the area folder it lies in: its import path is its path under that folder."""
+PACKAGES = tuple(AREAS)
 FOLDER_NAMES = {"adapters", "tool_servers", "reward_models"}
 FAMILIES = sorted(p.parent.name for p in (REPO_ROOT / "rlfactory_envs").glob("*/family.py"))
 
 
 def modules() -> dict[str, Path]:
-    """Every installed module, by its import name."""
+    """Every installed module, by its import name: its path under its area folder, dots for slashes."""
     found = {}
-    for package, folder in PACKAGES.items():
-        for path in (REPO_ROOT / folder).rglob("*.py"):
-            parts = path.relative_to(REPO_ROOT / folder).with_suffix("").parts
-            found[".".join((package, *parts)).removesuffix(".__init__")] = path
+    for package, area in AREAS.items():
+        for path in (area / package).rglob("*.py"):
+            parts = path.relative_to(area).with_suffix("").parts
+            found[".".join(parts).removesuffix(".__init__")] = path
     return found
 
 
@@ -39,7 +41,7 @@ def imports(path: Path) -> set[str]:
 
 def importers(prefix: str) -> dict[str, set[str]]:
     """For each installed module under ``prefix``, the project modules it imports."""
-    ours = tuple(PACKAGES)
+    ours = PACKAGES
     return {name: {i for i in imports(path) if i.startswith(ours)} for name, path in modules().items()
             if name == prefix or name.startswith(prefix + ".")}
 
@@ -50,15 +52,31 @@ def test_there_are_families():
 
 @pytest.mark.parametrize(("layer", "may_import"), [
     ("rlfactory_envs.kernel.mcp", ("rlfactory_envs.kernel.mcp", "rlfactory_envs.kernel.tool_call",
-                                   "rlfactory_envs.kernel.errors")),
-    ("rlfactory_envs.kernel", ("rlfactory_envs.kernel",)),
+                                   "rlfactory_envs.kernel.errors", "rlfactory_reward_models.errors",
+                                   "rlfactory_tool_servers.connection_errors")),
+    ("rlfactory_envs.kernel", ("rlfactory_envs.kernel", "rlfactory_reward_models",
+                               "rlfactory_tool_servers.connection_errors", "rlfactory_tool_servers.functions")),
     ("rlfactory_tool_servers", ("rlfactory_tool_servers",)),
-    ("rlfactory_reward_models", ("rlfactory_reward_models", "rlfactory_envs.kernel",
-                                 "rlfactory_tool_servers.sqlite_sandbox", "rlfactory_tool_servers.travel_sandbox")),
+    ("rlfactory_reward_models", ("rlfactory_reward_models", "rlfactory_tool_servers.sql.sandbox",
+                                 "rlfactory_tool_servers.travel.store", "rlfactory_tool_servers.travel.names",
+                                 "rlfactory_tool_servers.connection_errors",
+                                 "rlfactory_tool_servers.functions.callable_ref")),
 ])
 def test_layers_import_only_downward(layer, may_import):
     wrong = {name: sorted(i for i in found if not i.startswith(may_import))
              for name, found in importers(layer).items()}
+    assert not {name: found for name, found in wrong.items() if found}
+
+
+AREA_ORDER = ("rlfactory_tool_servers", "rlfactory_reward_models", "rlfactory_envs", "rlfactory_adapters")
+"""The areas from the bottom up: each imports only the ones below it (and itself), so a drawing of the folders
+has no arrow running back up and no circle."""
+
+
+@pytest.mark.parametrize("area", AREA_ORDER)
+def test_areas_import_only_the_areas_below(area):
+    above = AREA_ORDER[AREA_ORDER.index(area) + 1:]
+    wrong = {name: sorted(i for i in found if i.startswith(above)) for name, found in importers(area).items()}
     assert not {name: found for name, found in wrong.items() if found}
 
 
@@ -89,3 +107,12 @@ def test_benchmarks_and_generators_are_not_installed():
     installed = set(modules().values())
     for folder in ("benchmarks", "data_generators"):
         assert not any(path.is_relative_to(REPO_ROOT / folder) for path in installed)
+
+
+def test_the_install_maps_no_folder_to_another_name():
+    """Every package is found under its area folder by its own name: the build config has no renaming map."""
+    config = (REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert "package-dir" not in config and "package_dir" not in config
+    assert not (REPO_ROOT / "setup.py").exists()
+    for package, area in AREAS.items():
+        assert (area / package / "__init__.py").is_file(), package

@@ -3,7 +3,7 @@
 # DeepSpeed actor and reference (hybrid engine, sleep mode).
 #
 # Each sample is one episode of the env, played by OpenRLHF's MultiTurnAgentExecutor through
-# adapters/openrlhf/agent_func.py (token-in/token-out): the model calls the search tool (Qwen3 <tool_call>
+# adapters/rlfactory_adapters/openrlhf/agent_func.py (token-in/token-out): the model calls the search tool (Qwen3 <tool_call>
 # format), the env's observation (the passages, with the chat-template markup) is appended as mask-0 tokens, the
 # episode ends with <answer>...</answer> or after max_turns responses, and the env's exact-match reward is the
 # sample's reward. --data.max_len bounds the prompt, the model's tokens and the tool text of an episode together.
@@ -61,7 +61,7 @@ ray status >/dev/null 2>&1 || ray start --head --num-gpus 8 --disable-usage-stat
   --vllm.num_engines 4 --vllm.tensor_parallel_size 2 --vllm.gpu_memory_utilization 0.6 \
   --vllm.enable_prefix_caching --vllm.enable_sleep --ds.enable_sleep --train.colocate_all \
   --actor.model_name_or_path "$MODEL" \
-  --train.agent_func_path "$PWD/adapters/openrlhf/agent_func.py" \
+  --train.agent_func_path "$PWD/adapters/rlfactory_adapters/openrlhf/agent_func.py" \
   --data.prompt_dataset "$DATA_DIR/train.jsonl" --eval.dataset "$DATA_DIR/test.jsonl" \
   --data.input_key prompt --data.label_key label \
   --data.max_len 8192 \

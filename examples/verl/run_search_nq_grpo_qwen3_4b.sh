@@ -79,7 +79,7 @@ fi
   actor_rollout_ref.rollout.multi_turn.enable=True \
   actor_rollout_ref.rollout.agent.num_workers=8 \
   actor_rollout_ref.rollout.agent.default_agent_loop=rlf_search_agent \
-  actor_rollout_ref.rollout.agent.agent_loop_config_path="$PWD/adapters/verl/agent_loop.yaml" \
+  actor_rollout_ref.rollout.agent.agent_loop_config_path="$PWD/adapters/rlfactory_adapters/verl/agent_loop.yaml" \
   actor_rollout_ref.rollout.val_kwargs.n=1 \
   actor_rollout_ref.rollout.val_kwargs.do_sample=False \
   trainer.critic_warmup=0 \

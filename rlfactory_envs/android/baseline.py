@@ -7,7 +7,7 @@ from typing import Any
 
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.tool_call import ToolCall
-from rlfactory_tool_servers.android_device.plans import PlanError, PlanPlayer
+from rlfactory_tool_servers.android.phone.plans import PlanError, PlanPlayer
 
 
 class ScriptedPhonePolicy:

@@ -44,16 +44,16 @@ from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.config import bundled_server_config
 from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
-from rlfactory_envs.kernel.reward import RewardInput
+from rlfactory_reward_models.base import RewardInput
 from rlfactory_envs.kernel.reward_hacks import RewardHack
 from rlfactory_envs.kernel.task_source import shared_tasks
 from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
-from rlfactory_reward_models.setting import FamilyRewards, JudgeSetting, RewardSetting, build_reward
+from rlfactory_envs.kernel.reward_setting import FamilyRewards, JudgeSetting, RewardSetting, build_reward
 from rlfactory_reward_models.tool_verdict import ToolVerdictReward
 from rlfactory_tool_servers.android.server import ENV_TOOLS
-from rlfactory_tool_servers.android_device.tasks import all_templates
-from rlfactory_tool_servers.android_device.tasks.base import initial_state
-from rlfactory_tool_servers.android_device.ui import OBSERVATIONS
+from rlfactory_tool_servers.android.phone.tasks import all_templates
+from rlfactory_tool_servers.android.phone.tasks.base import initial_state
+from rlfactory_tool_servers.android.phone.ui import OBSERVATIONS
 
 
 class PhoneUnavailable(RuntimeError):

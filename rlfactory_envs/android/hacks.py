@@ -12,7 +12,7 @@ from rlfactory_envs.android.baseline import ScriptedPhonePolicy
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.reward_hacks import FixedResponseHack, HackNotApplicable, RewardHack
 from rlfactory_envs.kernel.tool_call import ToolCall
-from rlfactory_tool_servers.android_device.ui import parse_t3a
+from rlfactory_tool_servers.android.phone.ui import parse_t3a
 
 RANDOM_TURNS = 12
 RANDOM_TEXTS = ("hello", "1", "Alice", "note", "10:00", "2023-10-15")

@@ -14,10 +14,11 @@
 from __future__ import annotations
 
 import json
-from rlfactory_envs.kernel.parsers import ActionParser, load_json_leniently, strip_reasoning
+from rlfactory_envs.kernel.parsers import ActionParser, strip_reasoning
+from rlfactory_reward_models.lenient_json import load_json_leniently
 from rlfactory_envs.kernel.tool_call import ParsedAction, ToolCall
-from rlfactory_tool_servers.android_device.actions import ENDING_ACTIONS, ending_of
-from rlfactory_tool_servers.android_device.device import DeviceError
+from rlfactory_tool_servers.android.phone.actions import ENDING_ACTIONS, ending_of
+from rlfactory_tool_servers.android.phone.device import DeviceError
 
 MAX_JSON_ACTIONS = 16
 MAX_JSON_CHARS = 4_096

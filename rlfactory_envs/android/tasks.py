@@ -13,8 +13,8 @@ from typing import Any
 
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.task_source import TaskSource
-from rlfactory_tool_servers.android_device.tasks import all_templates, template_named
-from rlfactory_tool_servers.android_device.tasks.base import TaskTemplate, instance_params, optimal_steps
+from rlfactory_tool_servers.android.phone.tasks import all_templates, template_named
+from rlfactory_tool_servers.android.phone.tasks.base import TaskTemplate, instance_params, optimal_steps
 
 
 @dataclass(frozen=True)

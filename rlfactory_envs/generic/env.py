@@ -44,7 +44,7 @@ from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
 from rlfactory_envs.kernel.task_source import TaskSource, file_version, shared_tasks
 from rlfactory_reward_models.answer_match import REWARDS
 from rlfactory_reward_models.function_reward import FunctionReward
-from rlfactory_reward_models.setting import (FamilyRewards, JudgeSetting, RewardSetting, build_reward,
+from rlfactory_envs.kernel.reward_setting import (FamilyRewards, JudgeSetting, RewardSetting, build_reward,
                                              reward_models_in)
 from rlfactory_tool_servers.functions.server import resolve_function
 

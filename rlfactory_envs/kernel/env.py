@@ -53,7 +53,7 @@ from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.toolbox import Toolbox, ToolSpec, acquire_toolbox
 from rlfactory_envs.kernel.parsers import DEFAULT_MAX_TOOL_CALLS, ActionParser
 from rlfactory_envs.kernel.process_reward import ProcessRewardSetting, Turn, make_process_reward
-from rlfactory_envs.kernel.reward import Reward, RewardInput, RewardModel
+from rlfactory_reward_models.base import Reward, RewardInput, RewardModel
 from rlfactory_envs.kernel.task_source import TaskSource
 from rlfactory_envs.kernel.text_space import UnicodeText
 from rlfactory_envs.kernel.tool_call import ParsedAction, ToolCall, ToolResult

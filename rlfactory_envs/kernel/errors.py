@@ -1,6 +1,6 @@
-"""The error a user's own mistake raises: a bad setting, a missing file, a dead tool server, a broken reward."""
+"""The error a user's own mistake raises (``ConfigError``), for the kernel and everything above it; the class is the
+reward layer's, the lowest that raises it."""
 
+from rlfactory_reward_models.errors import ConfigError
 
-class ConfigError(ValueError):
-    """An environment cannot be built as configured. The message is one line naming the problem and the fix; the
-    ``rlf`` command prints it alone (no traceback) and exits non-zero."""
+__all__ = ["ConfigError"]

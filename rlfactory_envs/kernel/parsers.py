@@ -12,17 +12,13 @@ Parsers never raise on model output: anything they cannot read becomes a sentenc
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Protocol
 
-import json_repair
-
 from rlfactory_envs.kernel.tool_call import ParsedAction, ToolCall
+from rlfactory_reward_models.lenient_json import UNREADABLE, load_json_leniently
 
 DEFAULT_MAX_TOOL_CALLS = 8
-MAX_REPAIR_CHARS = 8_192  # malformed JSON longer than this is reported, not repaired (repair is superlinear)
-MAX_REPAIR_NESTING = 64  # nor is malformed JSON whose brackets open deeper than this
 _THINK_END = "</think>"
 
 
@@ -117,37 +113,6 @@ class HermesToolCallParser:
         if not isinstance(arguments, dict):
             return None, f"\"arguments\" of {_preview(name.strip())!r} must be a JSON object."
         return ToolCall(name=name.strip(), arguments=arguments, call_id=call_id), ""
-
-
-UNREADABLE = object()
-
-
-def load_json_leniently(text: str, max_repair_chars: int = MAX_REPAIR_CHARS) -> Any:
-    """``text`` as JSON, repaired by ``json_repair`` when it is malformed and short enough; ``UNREADABLE`` when
-    neither works (deep nesting included: a recursion or nesting error is an unreadable call, not a crash). For any
-    parser of model output."""
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        pass
-    if len(text) > max_repair_chars or _bracket_depth(text) > MAX_REPAIR_NESTING:
-        return UNREADABLE
-    try:
-        return json_repair.loads(text)
-    except (ValueError, RecursionError, TypeError):
-        return UNREADABLE
-
-
-def _bracket_depth(text: str) -> int:
-    """The deepest run of open brackets, strings ignored: an upper bound on the JSON's nesting, in one scan."""
-    depth = deepest = 0
-    for char in text:
-        if char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth = max(depth - 1, 0)
-    return deepest
 
 
 class SearchR1Parser:

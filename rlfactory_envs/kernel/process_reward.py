@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rlfactory_envs.kernel.callable_ref import resolve_callable
+from rlfactory_tool_servers.functions.callable_ref import resolve_callable
 from rlfactory_envs.kernel.errors import ConfigError
 
 

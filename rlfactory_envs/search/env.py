@@ -1,5 +1,5 @@
 """``rlf/Search-NQ-v0``: Search-R1-style open-domain QA. The agent searches a corpus through the search MCP
-server and answers; the reward is exact match against the golden answers (``rlfactory_reward_models.qa_reward``).
+server and answers; the reward is exact match against the golden answers (``rlfactory_reward_models.search.qa_reward``).
 
 Data, by precedence: ``data_path=`` / ``corpus_path=``, then the ``RLF_SEARCH_DATA`` / ``RLF_SEARCH_CORPUS``
 environment variables, then the embedded synthetic sample shipped in the package. ``index_dir=`` serves an index
@@ -27,8 +27,8 @@ from rlfactory_envs.search.prompt import PROMPTS
 from rlfactory_envs.search.task import SearchTask
 from rlfactory_envs.search.tasks import load_search_tasks
 from rlfactory_reward_models.qa_match import normalize_answer
-from rlfactory_reward_models.qa_reward import QAExactMatchReward
-from rlfactory_reward_models.setting import FamilyRewards, JudgeSetting, RewardSetting, build_reward
+from rlfactory_reward_models.search.qa_reward import QAExactMatchReward
+from rlfactory_envs.kernel.reward_setting import FamilyRewards, JudgeSetting, RewardSetting, build_reward
 
 
 def search_server_config(corpus_path: str | None, *, transport: Literal["inprocess", "stdio"] = "inprocess",

@@ -1,5 +1,5 @@
 """``rlf/NL2SQL-Spider-v0`` and ``rlf/NL2SQL-BIRD-v0``: answer a question with one SQLite query, after exploring the
-task's database with the SQL MCP server's tools; rewarded by execution (``rlfactory_reward_models.sql_execution``).
+task's database with the SQL MCP server's tools; rewarded by execution (``rlfactory_reward_models.sql.execution``).
 
 Data, by precedence: ``data_path=`` / ``db_dir=``, then the ``RLF_SQL_DATA`` / ``RLF_SQL_DB_DIR`` environment
 variables, then the embedded synthetic sample (three small databases). ``data_path`` is Spider's ``dev.json`` (or
@@ -26,7 +26,7 @@ from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.config import bundled_server_config
 from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
-from rlfactory_envs.kernel.reward import RewardInput
+from rlfactory_reward_models.base import RewardInput
 from rlfactory_envs.kernel.reward_hacks import RewardHack
 from rlfactory_envs.kernel.task_source import shared_tasks
 from rlfactory_envs.sql.baseline import ExploreThenGuessPolicy
@@ -35,9 +35,9 @@ from rlfactory_envs.sql.hacks import sql_hacks
 from rlfactory_envs.sql.prompt import sql_prompt
 from rlfactory_envs.sql.task import SqlTask
 from rlfactory_envs.sql.tasks import Dataset, default_db_dir, gold_queries, load_sql_tasks
-from rlfactory_reward_models.setting import FamilyRewards, JudgeSetting, RewardSetting, build_reward
-from rlfactory_reward_models.sql_execution import Comparison, DistinctMode, EmptyGold, SqlExecutionReward, TestSuite
-from rlfactory_tool_servers.sqlite_sandbox.catalog import find_databases
+from rlfactory_envs.kernel.reward_setting import FamilyRewards, JudgeSetting, RewardSetting, build_reward
+from rlfactory_reward_models.sql.execution import Comparison, DistinctMode, EmptyGold, SqlExecutionReward, TestSuite
+from rlfactory_tool_servers.sql.sandbox.catalog import find_databases
 
 
 def sql_server_config(db_dir: str, *, transport: Literal["inprocess", "stdio"] = "inprocess",

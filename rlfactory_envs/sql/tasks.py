@@ -24,7 +24,7 @@ from rlfactory_envs.kernel.task_files import read_rows
 from rlfactory_envs.kernel.task_source import TaskSource
 from rlfactory_envs.sql.family import SAMPLE_DB_DIR, SAMPLE_QUESTIONS_PATH
 from rlfactory_envs.sql.task import SqlTask
-from rlfactory_tool_servers.sqlite_sandbox.catalog import find_databases
+from rlfactory_tool_servers.sql.sandbox.catalog import find_databases
 
 __all__ = ["SAMPLE_DB_DIR", "SAMPLE_NAME", "SAMPLE_QUESTIONS_PATH", "Dataset", "default_db_dir", "gold_queries",
            "load_sql_tasks",

@@ -18,7 +18,7 @@ from typing import Any
 
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.tool_call import ToolCall
-from rlfactory_reward_models.travel_plan.query import TravelQuery
+from rlfactory_envs.travel.query import TravelQuery
 
 CALLS_PER_TURN = 12
 _ROUTE_RE = re.compile(r"^(self-driving|taxi), from (.+?) to (.+?), duration: (.+?), distance: (.+?), cost: (\d+)$")

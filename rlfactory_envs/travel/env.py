@@ -1,7 +1,7 @@
 """``rlf/Travel-v0``: TravelPlanner as a multi-turn environment. The agent gathers information with the sandbox's
 tools (the ``travel`` MCP server: flights, distances, accommodations, restaurants, attractions, cities, a
 notebook) and submits the plan, scored by the benchmark's official commonsense and hard constraints
-(``rlfactory_reward_models.travel_plan``).
+(``rlfactory_reward_models.travel``).
 
 Data, by precedence: ``data_path=`` / ``database_dir=`` / ``flights_path=``, then the ``RLF_TRAVEL_DATA`` /
 ``RLF_TRAVEL_DATABASE`` / ``RLF_TRAVEL_FLIGHTS`` environment variables, then the embedded synthetic sample.
@@ -16,7 +16,7 @@ literal or repairable JSON. A plan that cannot be read is told to the model and 
 turn it ends and scores 0 with the reason). ``info["travel_eval"]`` holds the whole verdict, keyed by the official
 constraint names; ``reward`` picks the scalar: ``final_pass``, ``pass_rate``, another part of the verdict
 (``delivered``, ``commonsense_pass``, ``hard_pass``), or weights over them and the other rewards every family takes
-(``rlfactory_reward_models.setting``), e.g. ``{"final_pass": 0.5, "pass_rate": 0.5}``. Names match exactly by
+(``rlfactory_envs.kernel.reward_setting``), e.g. ``{"final_pass": 0.5, "pass_rate": 0.5}``. Names match exactly by
 default (``strict=True``): the official evaluator's substring rule (``strict=False``, what ``rlf eval-plans``
 reproduces) pays plans made of name fragments (``"Ca, Rockford"``), which a policy learns to write instead of
 looking anything up.
@@ -41,12 +41,12 @@ from rlfactory_envs.travel.family import FAMILY, SAMPLE_DATABASE_DIR
 from rlfactory_envs.travel.hacks import reference_plan, travel_hacks
 from rlfactory_envs.travel.prompt import travel_prompt
 from rlfactory_envs.travel.tasks import load_travel_tasks
-from rlfactory_reward_models.travel_plan.plan_text import parse_plan
-from rlfactory_reward_models.travel_plan.query import TravelQuery
-from rlfactory_reward_models.travel_plan.report import TravelReport, travel_report
-from rlfactory_reward_models.setting import FamilyRewards, JudgeSetting, RewardSetting, build_reward
-from rlfactory_reward_models.travel_plan.reward import PARTS, TravelPlanReward
-from rlfactory_tool_servers.travel_sandbox.store import TravelSandbox, open_sandbox
+from rlfactory_reward_models.travel.plan_text import parse_plan
+from rlfactory_envs.travel.query import TravelQuery
+from rlfactory_envs.travel.report import TravelReport, travel_report
+from rlfactory_envs.kernel.reward_setting import FamilyRewards, JudgeSetting, RewardSetting, build_reward
+from rlfactory_reward_models.travel.reward import PARTS, TravelPlanReward
+from rlfactory_tool_servers.travel.store import TravelSandbox, open_sandbox
 
 
 def travel_server_config(database_dir: str, flights_path: str | None = None, *,

@@ -22,11 +22,11 @@ from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.task_files import read_rows
 from rlfactory_envs.travel.family import SAMPLE_DATABASE_DIR
 from rlfactory_envs.travel.tasks import load_travel_tasks
-from rlfactory_reward_models.travel_plan.evaluate import evaluate_plan
-from rlfactory_reward_models.travel_plan.lookup import PlanLookup
-from rlfactory_reward_models.travel_plan.plan_text import parse_plan
-from rlfactory_reward_models.travel_plan.report import travel_report
-from rlfactory_tool_servers.travel_sandbox.store import open_sandbox
+from rlfactory_reward_models.travel.evaluate import evaluate_plan
+from rlfactory_reward_models.travel.lookup import PlanLookup
+from rlfactory_reward_models.travel.plan_text import parse_plan
+from rlfactory_envs.travel.report import travel_report
+from rlfactory_tool_servers.travel.store import open_sandbox
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -27,10 +27,10 @@ from rlfactory_envs.kernel.task_source import TaskSource
 from rlfactory_envs.travel.baseline import GatherThenPlanPolicy
 from rlfactory_envs.travel.family import SAMPLE_PLANS_PATH, SAMPLE_QUERIES_PATH
 from rlfactory_envs.travel.tasks import load_gold_plans
-from rlfactory_reward_models.travel_plan.plan_text import parse_plan
-from rlfactory_reward_models.travel_plan.query import TravelQuery
-from rlfactory_tool_servers.travel_sandbox.names import before_parenthesis
-from rlfactory_tool_servers.travel_sandbox.store import ACCOMMODATIONS, ATTRACTIONS, RESTAURANTS, Table, TravelSandbox
+from rlfactory_reward_models.travel.plan_text import parse_plan
+from rlfactory_envs.travel.query import TravelQuery
+from rlfactory_tool_servers.travel.names import before_parenthesis
+from rlfactory_tool_servers.travel.store import ACCOMMODATIONS, ATTRACTIONS, RESTAURANTS, Table, TravelSandbox
 
 DAY_FIELDS = ("current_city", "transportation", "breakfast", "attraction", "lunch", "dinner", "accommodation")
 MEALS = ("breakfast", "lunch", "dinner")

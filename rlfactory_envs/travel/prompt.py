@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from rlfactory_reward_models.travel_plan.query import TravelQuery
+from rlfactory_envs.travel.query import TravelQuery
 
 _EXAMPLE = [  # an illustration with invented names; real plans use what the tools show
     {"days": 1, "current_city": "from Ashford to Belmoor",

@@ -51,8 +51,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from rlfactory_reward_models.travel_plan.query import CONSTRAINT_KEYS
-from rlfactory_tool_servers.travel_sandbox.store import FLIGHT_KEY_RE
+from rlfactory_envs.travel.query import CONSTRAINT_KEYS
+from rlfactory_tool_servers.travel.store import FLIGHT_KEY_RE
 
 __all__ = ["CUISINES", "ReferenceKeys", "level_of", "parse_query_text", "parse_reference_keys"]
 

@@ -31,8 +31,8 @@ from rlfactory_envs.kernel.task_files import ROW_FILE_SUFFIXES, Row, read_rows, 
 from rlfactory_envs.kernel.task_source import TaskSource
 from rlfactory_envs.travel.family import SAMPLE_DATABASE_DIR, SAMPLE_QUERIES_PATH
 from rlfactory_envs.travel.query_text import parse_query_text
-from rlfactory_reward_models.travel_plan.query import TravelQuery, python_literal
-from rlfactory_tool_servers.travel_sandbox.store import open_sandbox
+from rlfactory_envs.travel.query import TravelQuery, python_literal
+from rlfactory_tool_servers.travel.store import open_sandbox
 
 __all__ = ["SAMPLE_NAME", "SAMPLE_QUERIES_PATH", "CityStates", "load_gold_plans", "load_travel_tasks",
            "sample_tasks"]

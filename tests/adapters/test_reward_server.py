@@ -19,7 +19,7 @@ import pytest
 from rlfactory_adapters.reward_server import Limits, RewardService, build_app
 from rlfactory_adapters.task_rows import task_rows
 from rlfactory_envs import make_env
-from rlfactory_envs.kernel.reward import Reward
+from rlfactory_reward_models.base import Reward
 from tests.server_process import REWARD_URL_RE, server_process
 
 SEARCH = "rlf/Search-NQ-v0"

@@ -11,15 +11,15 @@ from xml.sax.saxutils import quoteattr
 
 import pytest
 
-from rlfactory_tool_servers.android_device import uiautomator
-from rlfactory_tool_servers.android_device.actions import perform
-from rlfactory_tool_servers.android_device.adb import (TEXT_CHUNK_CHARS, AdbDevice, escape_text,
+from rlfactory_tool_servers.android.phone import uiautomator
+from rlfactory_tool_servers.android.phone.actions import perform
+from rlfactory_tool_servers.android.phone.adb import (TEXT_CHUNK_CHARS, AdbDevice, escape_text,
                                                       text_commands)
-from rlfactory_tool_servers.android_device.device import DeviceError
-from rlfactory_tool_servers.android_device.state import Settings
-from rlfactory_tool_servers.android_device.tasks import template_named
-from rlfactory_tool_servers.android_device.tasks.base import initial_state
-from rlfactory_tool_servers.android_device.ui import Bounds, parse_t3a, render_elements
+from rlfactory_tool_servers.android.phone.device import DeviceError
+from rlfactory_tool_servers.android.phone.state import Settings
+from rlfactory_tool_servers.android.phone.tasks import template_named
+from rlfactory_tool_servers.android.phone.tasks.base import initial_state
+from rlfactory_tool_servers.android.phone.ui import Bounds, parse_t3a, render_elements
 
 SERIAL = "emulator-5554"
 HEADER = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>"
@@ -213,8 +213,8 @@ def test_a_failed_dump_is_reported_and_no_stale_file_is_read(fake):
 
 def test_the_screen_is_read_settle_s_after_an_action(fake, monkeypatch):
     slept, clock = [], iter([100.0, 1000.0, 1000.25])  # the action at 1000.0, the screen read 0.25 s later
-    monkeypatch.setattr("rlfactory_tool_servers.android_device.adb.sleep", slept.append)
-    monkeypatch.setattr("rlfactory_tool_servers.android_device.adb.monotonic", lambda: next(clock))
+    monkeypatch.setattr("rlfactory_tool_servers.android.phone.adb.sleep", slept.append)
+    monkeypatch.setattr("rlfactory_tool_servers.android.phone.adb.monotonic", lambda: next(clock))
     device = fake.device(settle_s=0.75)
     device.elements()
     device.navigate_back()

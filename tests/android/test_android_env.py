@@ -15,8 +15,8 @@ import rlfactory_envs  # noqa: F401
 from rlfactory_envs import EnvBatch
 from rlfactory_envs.kernel.tool_call import ToolCall
 from rlfactory_envs.testing import semantics_test_class
-from rlfactory_tool_servers.android_device.tasks import all_templates
-from rlfactory_tool_servers.android_device.ui import parse_t3a
+from rlfactory_tool_servers.android.phone.tasks import all_templates
+from rlfactory_tool_servers.android.phone.ui import parse_t3a
 from tests.test_cli import rlf
 
 

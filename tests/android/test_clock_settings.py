@@ -6,11 +6,11 @@ import copy
 
 import pytest
 
-from rlfactory_tool_servers.android_device.actions import perform
-from rlfactory_tool_servers.android_device.apps import default_apps
-from rlfactory_tool_servers.android_device.device import Device, DeviceError
-from rlfactory_tool_servers.android_device.state import Alarm, PhoneState, Settings, Timer
-from rlfactory_tool_servers.android_device.tasks import template_named
+from rlfactory_tool_servers.android.phone.actions import perform
+from rlfactory_tool_servers.android.phone.apps import default_apps
+from rlfactory_tool_servers.android.phone.device import Device, DeviceError
+from rlfactory_tool_servers.android.phone.state import Alarm, PhoneState, Settings, Timer
+from rlfactory_tool_servers.android.phone.tasks import template_named
 
 
 def phone(**fields) -> Device:

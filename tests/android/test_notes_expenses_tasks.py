@@ -8,13 +8,13 @@ import datetime
 
 import pytest
 
-from rlfactory_tool_servers.android_device.actions import perform
-from rlfactory_tool_servers.android_device.apps import default_apps
-from rlfactory_tool_servers.android_device.apps.notes import MAX_NOTES
-from rlfactory_tool_servers.android_device.device import Device, DeviceError
-from rlfactory_tool_servers.android_device.plans import Target
-from rlfactory_tool_servers.android_device.state import DEVICE_NOW, Expense, Note, PhoneState, Task
-from rlfactory_tool_servers.android_device.ui import parse_t3a
+from rlfactory_tool_servers.android.phone.actions import perform
+from rlfactory_tool_servers.android.phone.apps import default_apps
+from rlfactory_tool_servers.android.phone.apps.notes import MAX_NOTES
+from rlfactory_tool_servers.android.phone.device import Device, DeviceError
+from rlfactory_tool_servers.android.phone.plans import Target
+from rlfactory_tool_servers.android.phone.state import DEVICE_NOW, Expense, Note, PhoneState, Task
+from rlfactory_tool_servers.android.phone.ui import parse_t3a
 
 
 def phone(**state) -> Device:

@@ -8,9 +8,9 @@ import datetime
 
 import pytest
 
-from rlfactory_tool_servers.android_device.apps import calendar, default_apps, sms
-from rlfactory_tool_servers.android_device.device import Device, DeviceError
-from rlfactory_tool_servers.android_device.state import DEVICE_NOW, Contact, Event, Message, PhoneState
+from rlfactory_tool_servers.android.phone.apps import calendar, default_apps, sms
+from rlfactory_tool_servers.android.phone.device import Device, DeviceError
+from rlfactory_tool_servers.android.phone.state import DEVICE_NOW, Contact, Event, Message, PhoneState
 
 ALICE, BOB, CAROL = "+15551230001", "+15551230002", "+15551230003"
 

@@ -7,11 +7,11 @@ import random
 
 import pytest
 
-from rlfactory_tool_servers.android_device.actions import perform
-from rlfactory_tool_servers.android_device.device import DeviceError
-from rlfactory_tool_servers.android_device.plans import run_plan
-from rlfactory_tool_servers.android_device.tasks import all_templates
-from rlfactory_tool_servers.android_device.tasks.base import build_device, optimal_steps
+from rlfactory_tool_servers.android.phone.actions import perform
+from rlfactory_tool_servers.android.phone.device import DeviceError
+from rlfactory_tool_servers.android.phone.plans import run_plan
+from rlfactory_tool_servers.android.phone.tasks import all_templates
+from rlfactory_tool_servers.android.phone.tasks.base import build_device, optimal_steps
 
 TEMPLATES = all_templates()
 IDS = [t.name for t in TEMPLATES]

@@ -12,7 +12,7 @@ from rlfactory_envs.search.hacks import DISTRACTORS, search_hacks
 from rlfactory_envs.travel.family import SAMPLE_PLANS_PATH
 from rlfactory_envs.travel.hacks import FRAGMENT_CHARS, MEALS, reference_plan, trip_days, travel_hacks
 from rlfactory_reward_models.qa_match import normalize_answer
-from rlfactory_tool_servers.travel_sandbox.store import ACCOMMODATIONS, ATTRACTIONS, RESTAURANTS
+from rlfactory_tool_servers.travel.store import ACCOMMODATIONS, ATTRACTIONS, RESTAURANTS
 from tests.conftest import shared_file
 
 
@@ -112,7 +112,7 @@ def test_travel_name_fragments_are_short_prefixes_of_the_reference_names(travel_
 
 
 def test_trip_days_go_out_and_come_home():
-    from rlfactory_reward_models.travel_plan.query import TravelQuery
+    from rlfactory_envs.travel.query import TravelQuery
 
     query = TravelQuery(org="A", dest="S", days=7, visiting_city_number=3, date=("d",) * 7, people_number=1,
                         budget=1.0)

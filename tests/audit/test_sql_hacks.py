@@ -17,9 +17,9 @@ from rlfactory_envs.audit import run_audit
 from rlfactory_envs.sql.family import SAMPLE_DB_DIR
 from rlfactory_envs.sql.hacks import (ResultTable, constant_query, first_table, parse_result_table, sql_hacks,
                                       sql_literal, table_cells)
-from rlfactory_reward_models.sql_compare import spider_match
+from rlfactory_reward_models.sql.compare import spider_match
 from rlfactory_tool_servers.sql.formatting import format_rows
-from rlfactory_tool_servers.sqlite_sandbox.statement_check import has_top_level_order_by
+from rlfactory_tool_servers.sql.sandbox.statement_check import has_top_level_order_by
 
 HACKS = {hack.name: hack for hack in sql_hacks()}
 

@@ -42,7 +42,7 @@ if sys.argv[1:3] == {prepare_data!r}:
 
 
 def agent_names() -> set[str]:
-    return {entry["name"] for entry in yaml.safe_load((REPO_ROOT / "adapters/verl/agent_loop.yaml").read_text())}
+    return {entry["name"] for entry in yaml.safe_load((REPO_ROOT / "adapters/rlfactory_adapters/verl/agent_loop.yaml").read_text())}
 
 
 def check_env_kwargs(kwargs: dict) -> None:
@@ -212,7 +212,7 @@ def test_openrlhf_script_flags_parse_with_openrlhf_0_11s_own_parser(openrlhf_run
     exec(textwrap.dedent(source[start:end]), {"argparse": __import__("argparse"),  # noqa: S102
                                               "datetime": __import__("datetime").datetime}, namespace)
     args = vars(namespace["parser"].parse_args(trainer_call(calls, "openrlhf")))
-    assert args["train.agent_func_path"].endswith("adapters/openrlhf/agent_func.py")
+    assert args["train.agent_func_path"].endswith("adapters/rlfactory_adapters/openrlhf/agent_func.py")
     assert args["algo.advantage.estimator"] == "group_norm" and args["rollout.n_samples_per_prompt"] == 8
 
 

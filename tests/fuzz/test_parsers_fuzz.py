@@ -22,7 +22,7 @@ from rlfactory_envs.kernel.chat_format import CHAT_FORMATS, make_chat_format
 from rlfactory_envs.kernel.parsers import HermesToolCallParser, SearchR1Parser
 from rlfactory_envs.kernel.tool_call import ParsedAction
 from rlfactory_reward_models.judge.verdict import parse_verdict
-from rlfactory_reward_models.travel_plan.plan_text import MAX_PLAN_DAYS, parse_plan
+from rlfactory_reward_models.travel.plan_text import MAX_PLAN_DAYS, parse_plan
 from tests.fuzz import FUZZ_EXAMPLES, any_char, hostile_text, json_like, long_runs, nested_json, token_text
 
 MAX_CALLS = 4

@@ -20,8 +20,8 @@ from mcp import Client
 
 from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
 from rlfactory_tool_servers.sql import build_server
-from rlfactory_tool_servers.sqlite_sandbox.engine import QueryError, QueryLimits, QueryResult, ReadOnlyDatabase
-from rlfactory_tool_servers.sqlite_sandbox.statement_check import (UnsafeQuery, has_top_level_order_by,
+from rlfactory_tool_servers.sql.sandbox.engine import QueryError, QueryLimits, QueryResult, ReadOnlyDatabase
+from rlfactory_tool_servers.sql.sandbox.statement_check import (UnsafeQuery, has_top_level_order_by,
                                                                    parse_read_query, without_distinct)
 from tests.fuzz import FUZZ_EXAMPLES, any_char, wire_char
 

@@ -11,7 +11,7 @@ import json
 
 from rlfactory_envs import EnvBatch
 from rlfactory_envs.generic.env import McpEnv
-from rlfactory_envs.kernel.reward import Reward, RewardInput
+from rlfactory_reward_models.base import Reward, RewardInput
 
 NOTES: dict[str, list[str]] = {}
 

@@ -11,7 +11,7 @@ import gymnasium as gym
 
 import rlfactory_envs  # noqa: F401
 from rlfactory_envs import EnvBatch
-from rlfactory_envs.kernel.reward import Reward, RewardInput
+from rlfactory_reward_models.base import Reward, RewardInput
 from rlfactory_envs.rollout.runner import EpisodeRecord, summarise
 
 

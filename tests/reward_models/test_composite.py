@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import rlfactory_envs  # noqa: F401 - registers the ids
 from rlfactory_envs.kernel.errors import ConfigError
-from rlfactory_envs.kernel.reward import Reward, RewardInput, RewardModelBase
+from rlfactory_reward_models.base import Reward, RewardInput, RewardModelBase
 from rlfactory_reward_models.composite import RewardTerm, WeightedReward
 from rlfactory_reward_models.function_reward import FunctionReward
 

@@ -12,7 +12,7 @@ import pytest
 
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.loop_thread import LoopThread
-from rlfactory_envs.kernel.reward import RewardInput
+from rlfactory_reward_models.base import RewardInput
 from rlfactory_envs.search.task import SearchTask
 from rlfactory_envs.sql.task import SqlTask
 from rlfactory_reward_models.judge import TEMPLATES, JudgeConfig, JudgeReward, default_fields

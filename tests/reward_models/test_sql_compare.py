@@ -3,7 +3,7 @@ project is stricter (each such case says why)."""
 
 import pytest
 
-from rlfactory_reward_models.sql_compare import MAX_PERMUTATIONS, bird_match, spider_match
+from rlfactory_reward_models.sql.compare import MAX_PERMUTATIONS, bird_match, spider_match
 
 # (name, gold rows, predicted rows, order_matters, expected Spider verdict)
 SPIDER_CASES = [

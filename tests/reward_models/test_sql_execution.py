@@ -6,9 +6,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from rlfactory_envs.kernel.reward import RewardInput
+from rlfactory_reward_models.base import RewardInput
 from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
-from rlfactory_reward_models.sql_execution import SqlExecutionReward, extract_sql
+from rlfactory_reward_models.sql.execution import SqlExecutionReward, extract_sql
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""TravelPlanner's official plan evaluation (``rlfactory_reward_models.travel_plan``): the 45 gold plans of the
+"""TravelPlanner's official plan evaluation (``rlfactory_reward_models.travel``): the 45 gold plans of the
 train split, one-constraint perturbations of the embedded sample's reference plans (each breaks exactly the
 constraint it targets, or what the official rules tie to it), the departures from upstream, generated plans that
 never crash the evaluator, the benchmark's table over a hand-checked mini split, and the reward's settings."""
@@ -15,24 +15,24 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rlfactory_reward_models.travel_plan.commonsense import COMMONSENSE
-from rlfactory_reward_models.travel_plan.evaluate import (
+from rlfactory_reward_models.travel.commonsense import COMMONSENSE
+from rlfactory_reward_models.travel.evaluate import (
     NOT_JUDGED,
     applicable_hard,
     evaluate_plan,
 )
-from rlfactory_reward_models.travel_plan.hard import HARD, valid_cuisine
-from rlfactory_reward_models.travel_plan.lookup import PlanLookup
-from rlfactory_reward_models.travel_plan.plan_fields import DAY_FIELDS, name_and_city
-from rlfactory_reward_models.travel_plan.plan_text import parse_plan
-from rlfactory_reward_models.travel_plan.query import HOUSE_RULES, TravelQuery
-from rlfactory_reward_models.travel_plan.report import RATE_NAMES, travel_report
-from rlfactory_reward_models.travel_plan.reward import TravelPlanReward
-from rlfactory_tool_servers.travel_sandbox.names import before_parenthesis
-from rlfactory_tool_servers.travel_sandbox.store import open_sandbox, route_cost
+from rlfactory_reward_models.travel.hard import HARD, valid_cuisine
+from rlfactory_reward_models.travel.lookup import PlanLookup
+from rlfactory_reward_models.travel.plan_fields import DAY_FIELDS, name_and_city
+from rlfactory_reward_models.travel.plan_text import parse_plan
+from rlfactory_envs.travel.query import HOUSE_RULES, TravelQuery
+from rlfactory_envs.travel.report import RATE_NAMES, travel_report
+from rlfactory_reward_models.travel.reward import TravelPlanReward
+from rlfactory_tool_servers.travel.names import before_parenthesis
+from rlfactory_tool_servers.travel.store import open_sandbox, route_cost
 
 from rlfactory_envs.kernel.errors import ConfigError
-from rlfactory_envs.kernel.reward import RewardInput
+from rlfactory_reward_models.base import RewardInput
 from rlfactory_envs.travel.family import SAMPLE_DATABASE_DIR, SAMPLE_PLANS_PATH
 from rlfactory_envs.travel.tasks import load_gold_plans, load_travel_tasks, sample_tasks
 from tests.conftest import shared_file

@@ -1,4 +1,4 @@
-"""Generated test-suite databases (``rlfactory_reward_models.sql_test_suite``): variants keep the schema, the keys
+"""Generated test-suite databases (``rlfactory_reward_models.sql.test_suite``): variants keep the schema, the keys
 and the value distributions; suites are deterministic, cached outside the data folder under a key of what made
 them, and distilled to tell gold queries from their neighbours; the reward built on them stops paying the
 constant-answer and empty-answer hacks while every gold query still scores against itself."""
@@ -15,14 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.sql_hacks import constant_query, measure
-from rlfactory_envs.kernel.reward import RewardInput
+from rlfactory_reward_models.base import RewardInput
 from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR, gold_queries, load_sql_tasks, sample_tasks
-from rlfactory_reward_models.sql_execution import SqlExecutionReward
-from rlfactory_reward_models.sql_test_suite import GeneratedSuites, SuiteSettings
-from rlfactory_reward_models.sql_test_suite.fuzz import write_variant
-from rlfactory_reward_models.sql_test_suite.neighbours import compared_literals, neighbour_queries
-from rlfactory_reward_models.sql_test_suite.profile import profile_table
-from rlfactory_reward_models.sql_test_suite.schema import fill_order, quote, read_schema
+from rlfactory_reward_models.sql.execution import SqlExecutionReward
+from rlfactory_reward_models.sql.test_suite import GeneratedSuites, SuiteSettings
+from rlfactory_reward_models.sql.test_suite.fuzz import write_variant
+from rlfactory_reward_models.sql.test_suite.neighbours import compared_literals, neighbour_queries
+from rlfactory_reward_models.sql.test_suite.profile import profile_table
+from rlfactory_reward_models.sql.test_suite.schema import fill_order, quote, read_schema
 from tests.conftest import shared_file
 
 BOOKSHOP = SAMPLE_DB_DIR / "bookshop" / "bookshop.sqlite"

@@ -13,11 +13,11 @@ import pytest
 from mcp import Client
 
 from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
-from rlfactory_reward_models.sql_execution import SqlExecutionReward
+from rlfactory_reward_models.sql.execution import SqlExecutionReward
 from rlfactory_tool_servers.sql.server import SqlLimits, SqlService, create_server
-from rlfactory_tool_servers.sqlite_sandbox import engine
-from rlfactory_tool_servers.sqlite_sandbox.catalog import DatabaseCatalog, FairSlots
-from rlfactory_tool_servers.sqlite_sandbox.engine import QueryTimeout, ReadOnlyDatabase, ResultTooLarge
+from rlfactory_tool_servers.sql.sandbox import engine
+from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog, FairSlots
+from rlfactory_tool_servers.sql.sandbox.engine import QueryTimeout, ReadOnlyDatabase, ResultTooLarge
 
 WIDE_BLOBS = "SELECT " + ", ".join(["zeroblob(999999)"] * 512)
 CARTESIAN = "SELECT count(*) FROM sales a, sales b, sales c, sales d, sales e, sales f"

@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 
 import rlfactory_envs  # noqa: F401 - registers the ids
-from rlfactory_envs.kernel.reward import RewardInput
+from rlfactory_reward_models.base import RewardInput
 from rlfactory_envs.rollout.runner import run_rollouts
 from rlfactory_envs.sql.tasks import SAMPLE_NAME
 from tests.conftest import shared_file

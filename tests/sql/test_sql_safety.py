@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
-from rlfactory_reward_models.sql_execution import SqlExecutionReward
-from rlfactory_tool_servers.sqlite_sandbox.catalog import DatabaseCatalog
-from rlfactory_tool_servers.sqlite_sandbox.engine import QueryError, QueryLimits, QueryRefused, ReadOnlyDatabase
-from rlfactory_tool_servers.sqlite_sandbox.statement_check import UnsafeQuery, parse_read_query
+from rlfactory_reward_models.sql.execution import SqlExecutionReward
+from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog
+from rlfactory_tool_servers.sql.sandbox.engine import QueryError, QueryLimits, QueryRefused, ReadOnlyDatabase
+from rlfactory_tool_servers.sql.sandbox.statement_check import UnsafeQuery, parse_read_query
 
 HOSTILE = [
     "DROP TABLE books",

@@ -13,9 +13,9 @@ import pytest
 
 import rlfactory_envs  # noqa: F401 - registers the ids
 from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
-from rlfactory_reward_models.sql_execution import SqlExecutionReward
-from rlfactory_tool_servers.sqlite_sandbox.catalog import DatabaseCatalog, find_variants
-from rlfactory_tool_servers.sqlite_sandbox.engine import QueryRefused
+from rlfactory_reward_models.sql.execution import SqlExecutionReward
+from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog, find_variants
+from rlfactory_tool_servers.sql.sandbox.engine import QueryRefused
 
 EMPTY_ON_MAIN = "SELECT name FROM authors WHERE birth_year > 1990"  # no author on the main file, one on the variant
 COUNT_BOOKS = "SELECT count(*) FROM books"  # 24 on the main file, 25 on the variant

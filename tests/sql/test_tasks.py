@@ -133,7 +133,7 @@ def test_sample_databases_are_what_the_generator_writes(tmp_path):
 
 
 def test_every_sample_gold_query_returns_rows():
-    from rlfactory_reward_models.sql_execution import SqlExecutionReward
+    from rlfactory_reward_models.sql.execution import SqlExecutionReward
 
     reward = SqlExecutionReward(SAMPLE_DB_DIR)
     try:

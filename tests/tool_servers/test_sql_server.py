@@ -19,7 +19,7 @@ from rlfactory_tool_servers.batched_tool import BATCH_FORMS_META_KEY, BATCH_OF_M
 from rlfactory_tool_servers.sql import build_server
 from rlfactory_tool_servers.sql.formatting import format_rows
 from rlfactory_tool_servers.sql.server import SqlLimits, SqlService, create_server
-from rlfactory_tool_servers.sqlite_sandbox.catalog import DatabaseCatalog, find_databases
+from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog, find_databases
 from tests.conftest import REPO_ROOT, shared_file
 
 

@@ -18,8 +18,8 @@ from rlfactory_tool_servers.batched_tool import BATCH_FORMS_META_KEY, BATCH_OF_M
 from rlfactory_tool_servers.travel.formatting import format_cell, format_table
 from rlfactory_tool_servers.travel.notebook import NotebookLimits
 from rlfactory_tool_servers.travel.server import TravelService, build_server, create_server
-from rlfactory_tool_servers.travel_sandbox.names import before_parenthesis
-from rlfactory_tool_servers.travel_sandbox.store import open_sandbox, route_cost
+from rlfactory_tool_servers.travel.names import before_parenthesis
+from rlfactory_tool_servers.travel.store import open_sandbox, route_cost
 from tests.conftest import REPO_ROOT, shared_file
 
 TOOLS = ("search_flights", "distance_matrix", "search_accommodations", "search_restaurants", "search_attractions",

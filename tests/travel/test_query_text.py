@@ -11,8 +11,8 @@ from collections import Counter
 import pytest
 
 from rlfactory_envs.travel.query_text import level_of, parse_query_text, parse_reference_keys
-from rlfactory_reward_models.travel_plan.query import TravelQuery
-from rlfactory_tool_servers.travel_sandbox.store import open_sandbox
+from rlfactory_envs.travel.query import TravelQuery
+from rlfactory_tool_servers.travel.store import open_sandbox
 from tests.conftest import SHARED_DATA
 
 TRAVEL_DATA = SHARED_DATA / "travelplanner"

@@ -13,7 +13,7 @@ import pytest
 
 from rlfactory_envs.kernel.task_source import TaskSource
 from rlfactory_envs.travel.tasks import SAMPLE_NAME, load_gold_plans, load_travel_tasks, sample_tasks
-from rlfactory_reward_models.travel_plan.query import TravelQuery
+from rlfactory_envs.travel.query import TravelQuery
 from tests.conftest import SHARED_DATA
 
 TRAVEL_DATA = SHARED_DATA / "travelplanner"

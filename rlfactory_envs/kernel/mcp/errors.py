@@ -1,18 +1,18 @@
 """The errors of the MCP transport layer (a session that cannot carry requests, a reply that cannot be read), and
-how to find the cause of a failure that the SDK's task groups wrap."""
+how to find the cause of a failure that the SDK's task groups wrap (``connection_failure`` and ``describe`` say it in
+a few words)."""
 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import socket
 import sys
 from collections.abc import Iterator
 
-import httpx2
 import mcp_types
 from mcp import MCPError
+
+from rlfactory_tool_servers.connection_errors import connection_failure, describe
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
@@ -82,23 +82,4 @@ def _leaves(exc: BaseException) -> Iterator[BaseException]:
         yield exc
 
 
-def describe(exc: BaseException) -> str:
-    """``exc`` in a few words: its message, or its type's name when it has none."""
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-def connection_failure(exc: BaseException) -> str:
-    """Why no connection was made, from the first operating-system error in ``exc``'s chain of causes."""
-    if isinstance(exc, httpx2.TimeoutException):
-        return "timed out"
-    seen: set[int] = set()
-    link: BaseException | None = exc
-    while link is not None and id(link) not in seen:
-        seen.add(id(link))
-        if isinstance(link, socket.gaierror):
-            return f"unknown host ({link.strerror})"
-        if isinstance(link, OSError) and isinstance(link.errno, int) and link.errno > 0:
-            return os.strerror(link.errno).lower()
-        link = link.__cause__ or link.__context__
-    return describe(exc)
+__all__ = ["MalformedReply", "TransportError", "connection_failure", "describe", "reply_problem", "root_cause"]

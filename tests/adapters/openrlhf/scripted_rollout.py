@@ -1,5 +1,5 @@
 """Helpers of the OpenRLHF adapter tests: a scripted stand-in for OpenRLHF's vLLM rollout engine, runs of the real
-``MultiTurnAgentExecutor`` through ``adapters/openrlhf/agent_func.py`` on a pool the test can inspect, and the
+``MultiTurnAgentExecutor`` through ``adapters/rlfactory_adapters/openrlhf/agent_func.py`` on a pool the test can inspect, and the
 oracle (the same episode played on a fresh env, text in, text out). Imported only where OpenRLHF is installed."""
 
 from __future__ import annotations

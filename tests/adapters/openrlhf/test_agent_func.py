@@ -1,4 +1,4 @@
-"""OpenRLHF 0.11's real ``MultiTurnAgentExecutor`` driving rlf/Search-NQ-v0 through ``adapters/openrlhf/agent_func.py``
+"""OpenRLHF 0.11's real ``MultiTurnAgentExecutor`` driving rlf/Search-NQ-v0 through ``adapters/rlfactory_adapters/openrlhf/agent_func.py``
 with a scripted engine and the real Qwen3 tokenizer: ids, action ranges, logprobs, rewards and turns against the
 env's own transcript, and OpenRLHF's ``max_length`` budget."""
 

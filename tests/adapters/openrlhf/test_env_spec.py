@@ -1,7 +1,7 @@
 """A user's env spec (examples/custom_env/env.yaml: an MCP server over stdio, a JSONL of questions, a reward
 function of the user's) trained through OpenRLHF 0.11's real ``MultiTurnAgentExecutor``: ``prepare_data --trainer
 openrlhf`` from the spec (with the Qwen3 tokenizer), then each row's label played through
-``adapters/openrlhf/agent_func.py`` with a scripted engine returning real Qwen3 token ids of tool calls to
+``adapters/rlfactory_adapters/openrlhf/agent_func.py`` with a scripted engine returning real Qwen3 token ids of tool calls to
 ``multiply``/``add`` and an answer. The rows are written from a copy of the spec's folder whose spec file is then
 deleted: they play from what they carry. The oracle is the same episode played by text on a fresh env built from
 the example's own spec file."""

@@ -1,0 +1,57 @@
+"""Scoring a finished response string without replaying the episode (verl's reward-manager path).
+
+The agent loops return the env's own reward; this is for trainers that only keep the decoded response and call a
+``compute_score`` afterwards. The answer is taken from the last model turn of the response (after the last
+assistant header, also when decoded without special tokens, or after the last ``</information>`` block for
+Search-R1's format), parsed by the env's own parser and scored by the env's own reward model, so both paths give
+the same reward for the same answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rlfactory_adapters.env_pool import SHARED_POOL
+from rlfactory_envs.kernel.env import ToolEnv
+from rlfactory_reward_models.base import Reward, RewardInput
+
+
+REWARD_FAILED = "reward model failed"
+"""How the reason of a reward that raised starts (as in the env)."""
+
+
+def last_model_turn(response: str, markers: Sequence[str]) -> str:
+    """The text after the latest of ``markers`` (the env's chat format's ``last_turn_markers``: where the env's text
+    ends and the model's turn begins) in ``response``; the whole ``response`` when there is none."""
+    end = max((response.rfind(marker) + len(marker) for marker in markers if marker in response), default=0)
+    return response[end:]
+
+
+def final_answer(env: ToolEnv, response: str) -> tuple[str, str | None]:
+    """``response``'s last model turn and the answer the env's parser reads in it (``None``: none)."""
+    last = last_model_turn(response, env.chat_format.last_turn_markers)
+    return last, env.parser.parse(last).answer
+
+
+async def ascore_response(env: ToolEnv, task: Mapping[str, Any], response: str) -> Reward:
+    """The env's reward for ``task`` when ``response`` (one or many turns) ends the episode."""
+    return await ascore_answer(env, task, *final_answer(env, response))
+
+
+async def ascore_answer(env: ToolEnv, task: Mapping[str, Any], last: str, answer: str | None) -> Reward:
+    """The env's reward for ``task`` of ``answer`` read in the last model turn ``last`` (``final_answer``)."""
+    item = RewardInput(task=env.task_from_dict(task), answer=answer, response=last)
+    try:
+        reward = await env.reward_model.score(item)
+    except Exception as exc:  # noqa: BLE001 - a reward bug scores the lowest value, as in the env
+        return Reward(env.reward_range[0], {}, f"{REWARD_FAILED}: {exc!r}")
+    low, high = env.reward_range
+    return Reward(min(max(float(reward.value), low), high), dict(reward.parts), reward.reason)
+
+
+def score_response(env_id: str, task: Mapping[str, Any], response: str,
+                   env_kwargs: Mapping[str, Any] | None = None) -> Reward:
+    """``ascore_response`` from sync code (also from inside a running event loop: it runs on the env's loop)."""
+    with SHARED_POOL.lease(env_id, env_kwargs) as env:
+        return env.toolbox.run_blocking(ascore_response(env, task, response))

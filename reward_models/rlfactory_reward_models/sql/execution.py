@@ -1,0 +1,241 @@
+"""Tool-verified NL2SQL reward: run the predicted and the gold query on the task's database, compare the results.
+
+``SqlExecutionReward`` scores 1.0 when the predicted query's result equals the gold query's result under the
+dataset's comparison (``rlfactory_reward_models.sql.compare``: Spider's permuted-column multisets with row order when
+the
+gold query orders its result at the top level, or BIRD's sets of rows), else 0.0 with the reason in ``Reward.reason``.
+
+Strict where a policy could game the official evaluators: the prediction must be exactly one read-only query
+(checked with sqlglot; several statements, writes, ATTACH, PRAGMA score 0), it runs on a read-only connection
+with a deadline (a timeout scores 0), and a result over the row/byte limits scores 0. ``distinct="strip"``
+removes every DISTINCT from both queries first, as the official Spider evaluator does by default; the default here,
+``"keep"``, compares what the queries really return (``count(DISTINCT a)`` is not ``count(a)``).
+
+Test suites: one database cannot tell a right query from a constant the model read with its tools (``SELECT 6``
+for "How many singers?"), from a dropped condition that filters nothing there, or from ``>`` for ``>=`` where no
+value sits on the boundary. So the prediction must match on other databases of the same schema too, as in the
+official ``exec_eval.eval_exec_match``; the reason names the first file that differs. ``test_suite``:
+
+- ``"generate"`` (default): the official test-suite databases when the task's folder has them (every other
+  ``.sqlite`` file beside ``<db_id>.sqlite``), else ``suite_size`` generated variants
+  (``rlfactory_reward_models.sql.test_suite``: the original's schema, values resampled from its own columns and
+  the gold queries' literals, keys kept, distilled to tell the task set's gold queries from their neighbours),
+  built on first use and cached on disk outside the data folder. A gold query that fails on a generated variant
+  (a timeout there) skips that variant for that query.
+- ``"official"``: the official databases when present, else the main file alone.
+- ``"off"``: the main file alone (single-database semantics; ``True``/``False`` mean ``"official"``/``"off"``).
+
+The tools only ever see the main file.
+
+Queries run in the catalog's worker threads (16 by default, so a few hostile answers that each run to their
+deadline leave threads for the others), so ``score``/``score_batch`` never block the event loop; each result is
+bounded as the tools' are (a row to ``engine.MAX_ROW_BYTES`` before it is built, the result to ``max_bytes`` as
+Python holds it); gold results
+are cached per database file and query (databases are read-only), so the n samples of one prompt execute its gold
+query once per file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from rlfactory_reward_models.base import Reward, RewardInput, RewardModelBase
+from rlfactory_reward_models.sql.compare import Comparison, results_match
+from rlfactory_reward_models.sql.test_suite import GeneratedSuites, SuiteSettings
+from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog, UnknownDatabase
+from rlfactory_tool_servers.sql.sandbox.engine import QueryError, QueryLimits, QueryResult
+from rlfactory_tool_servers.sql.sandbox.statement_check import UnsafeQuery, has_top_level_order_by, without_distinct
+
+__all__ = ["SqlExecutionReward", "TestSuite", "extract_sql"]
+
+DistinctMode = Literal["keep", "strip"]
+EmptyGold = Literal["match", "unscored"]
+TestSuite = Literal["generate", "official", "off"]
+_FENCE_RE = re.compile(r"^```(?:[A-Za-z0-9_+-]*[ \t]*\n|(?i:sql|sqlite)[ \t]+)?(.*?)\n?```$", re.DOTALL)
+"""A fence's info string is a word on the fence line (``sql``, ``SQLite``, ...) or ``sql``/``sqlite`` before the
+query on one line: ```` ```SELECT 1``` ```` keeps its ``SELECT``."""
+
+
+def extract_sql(answer: str | None) -> str:
+    """The query inside a final answer: white space trimmed, a surrounding Markdown code fence removed, and the
+    semicolons that end it dropped (``SELECT 1;;`` is one statement followed by empty ones, which SQLite's driver
+    would refuse as a second statement). A semicolon followed by anything else stays, so a second statement is
+    still refused."""
+    if not answer:
+        return ""
+    text = str(answer).strip()
+    fenced = _FENCE_RE.match(text)
+    text = fenced.group(1).strip() if fenced else text
+    return text.rstrip("; \t\r\n\f\v")  # linear, where a regular expression could backtrack on long runs of spaces
+
+
+def _parts(match: float, executed: float, given: float) -> dict[str, float]:
+    return {"execution_match": match, "executed": executed, "format": given}
+
+
+def _on(database: Any, suite: bool) -> str:
+    """`` on <file>`` naming a test-suite variant in a reason; nothing when the task has one database."""
+    return f" on {database.path.name}" if suite else ""
+
+
+class SqlExecutionReward(RewardModelBase):
+    """Execution-match reward for tasks with ``db_id`` and ``gold_sql`` (``rlfactory_envs.sql.task.SqlTask``).
+
+    ``databases``: a ``DatabaseCatalog`` or a database directory (Spider ``database/``, BIRD ``dev_databases/``).
+    ``comparison``: ``"spider"`` (default) or ``"bird"``. ``distinct``: ``"keep"`` (default) or ``"strip"`` (the
+    official Spider default). ``timeout_s`` bounds the predicted query, ``gold_timeout_s`` the gold one.
+
+    ``empty_gold``: ``"unscored"`` (default) gives a task whose gold result is empty on every database of its
+    suite 0.0 whatever the answer, with the reason: with one database every query with no rows and the gold's
+    column count would match it (``SELECT NULL WHERE 0`` scores on 43 of the 972 Spider dev questions); for GRPO
+    equal rewards in a group carry no advantage, so such tasks drop out of the gradient instead of paying empty
+    answers. Where a variant's gold result has rows the match means something, and the task is scored.
+    ``"match"`` scores them like any other task, as the official evaluators do.
+
+    ``test_suite``: ``"generate"`` (default), ``"official"`` or ``"off"`` (see the module docstring);
+    ``suite_size``/``suite_seed``/``suite_candidates``/``suite_dir`` set the generated suites
+    (``SuiteSettings``), ``suite_queries`` the gold queries per ``db_id`` they are distilled for (the task set's).
+    """
+
+    reward_range: tuple[float, float] = (0.0, 1.0)
+
+    def __init__(self, databases: DatabaseCatalog | str | Path, *, comparison: Comparison = "spider",
+                 distinct: DistinctMode = "keep", timeout_s: float = 5.0, gold_timeout_s: float = 30.0,
+                 max_rows: int = 100_000, max_bytes: int = 64_000_000, gold_cache_size: int = 4096,
+                 threads: int = 16, empty_gold: EmptyGold = "unscored", test_suite: TestSuite | bool = "generate",
+                 suite_size: int = 10, suite_seed: int = 0, suite_candidates: int | None = None,
+                 suite_dir: str | None = None, suite_queries: Mapping[str, Sequence[str]] | None = None):
+        if empty_gold not in ("match", "unscored"):
+            raise ValueError(f"empty_gold must be 'match' or 'unscored', got {empty_gold!r}")
+        if comparison not in ("spider", "bird"):
+            raise ValueError(f"comparison must be 'spider' or 'bird', got {comparison!r}")
+        if distinct not in ("keep", "strip"):
+            raise ValueError(f"distinct must be 'keep' or 'strip', got {distinct!r}")
+        if isinstance(test_suite, bool):
+            test_suite = "official" if test_suite else "off"
+        if test_suite not in ("generate", "official", "off"):
+            raise ValueError(f"test_suite must be 'generate', 'official' or 'off', got {test_suite!r}")
+        self.catalog = databases if isinstance(databases, DatabaseCatalog) else DatabaseCatalog(databases,
+                                                                                               threads=threads)
+        self.comparison = comparison
+        self.distinct = distinct
+        self.empty_gold = empty_gold
+        self.test_suite: TestSuite = test_suite
+        self.suites = GeneratedSuites(
+            SuiteSettings(size=suite_size, seed=suite_seed, cache_dir=suite_dir,
+                          candidates=suite_candidates if suite_candidates is not None else 3 * suite_size),
+            comparison, suite_queries, pool_size=self.catalog.pool_size)
+        self.limits = QueryLimits(timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
+        self.gold_limits = QueryLimits(timeout_s=gold_timeout_s, max_rows=max_rows, max_bytes=max_bytes)
+        self._gold_cache: OrderedDict[tuple[str, str, str], QueryResult] = OrderedDict()
+        self._gold_cache_size = gold_cache_size
+        self._lock = threading.Lock()
+
+    # -- async API -------------------------------------------------------------------------------------------
+
+    async def score(self, item: RewardInput) -> Reward:
+        """Score ``item.answer`` (the predicted SQL) against ``item.task``'s gold query, in a worker thread."""
+        db_id, gold_sql = self._task_fields(item.task)
+        return await self.catalog.run(self.verify, db_id, gold_sql, item.answer)
+
+    async def score_batch(self, items: Sequence[RewardInput]) -> list[Reward]:
+        """Every item scored concurrently in the worker threads; aligned with ``items``."""
+        return list(await asyncio.gather(*(self.score(item) for item in items)))
+
+    # -- the synchronous core --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _task_fields(task: Any) -> tuple[str, str]:
+        try:
+            return str(task.db_id), str(task.gold_sql)
+        except AttributeError:
+            raise TypeError(f"SqlExecutionReward needs a task with 'db_id' and 'gold_sql', "
+                            f"got {type(task).__name__}") from None
+
+    def verify(self, db_id: str, gold_sql: str, answer: str | None) -> Reward:
+        """The reward of the predicted query ``answer`` against ``gold_sql`` on database ``db_id`` (blocking)."""
+        predicted = extract_sql(answer)
+        if not predicted:
+            return Reward(0.0, _parts(0.0, 0.0, 0.0), "no final answer" if answer is None else "empty query")
+        try:
+            databases, generated = self.databases(db_id)
+        except (UnknownDatabase, OSError, sqlite3.Error) as exc:
+            return Reward(0.0, _parts(0.0, 0.0, 1.0), f"task database unavailable: {exc}")
+        suite = len(databases) > 1
+        try:
+            gold_effective = self._effective(gold_sql)
+            order_matters = has_top_level_order_by(gold_effective)
+        except UnsafeQuery as exc:
+            return Reward(0.0, _parts(0.0, 0.0, 1.0), f"gold query failed: {exc}")
+        checks = []  # (database, gold result): the gold on every file first (cached; empty_gold needs them all)
+        for position, database in enumerate(databases):
+            try:
+                checks.append((database, self._gold_result(database, db_id, gold_effective)))
+            except QueryError as exc:
+                if generated and position > 0:
+                    continue
+                return Reward(0.0, _parts(0.0, 0.0, 1.0), f"gold query failed{_on(database, suite)}: {exc}")
+        unscored = self.empty_gold == "unscored" and not any(gold.rows for _, gold in checks)
+        try:
+            predicted_effective = self._effective(predicted)
+        except UnsafeQuery as exc:
+            return Reward(0.0, _parts(0.0, 0.0, 1.0), f"refused: {exc}")
+        for database, gold in checks:
+            try:
+                pred = database.execute(predicted_effective, self.limits, truncate=False)
+            except QueryError as exc:
+                return Reward(0.0, _parts(0.0, 0.0, 1.0), f"{exc.kind}{_on(database, suite)}: {exc}")
+            if unscored:
+                continue
+            match = results_match(self.comparison, gold, pred, order_matters)
+            if not match:
+                return Reward(0.0, _parts(0.0, 1.0, 1.0), f"result differs{_on(database, suite)}: {match.reason}")
+        if unscored:
+            return Reward(0.0, _parts(0.0, 1.0, 1.0), "the gold result is empty on every database of the suite: "
+                                                     "unscored (empty_gold='unscored')")
+        return Reward(1.0, _parts(1.0, 1.0, 1.0))
+
+    def databases(self, db_id: str) -> tuple[tuple[Any, ...], bool]:
+        """The databases a prediction for ``db_id`` must match on, the main file first, and whether the others
+        are generated variants."""
+        if self.test_suite == "off":
+            return (self.catalog.get(db_id),), False
+        official = self.catalog.variants(db_id)
+        if len(official) > 1 or self.test_suite == "official":
+            return official, False
+        return (official[0], *self.suites.databases(db_id, self.catalog.paths[db_id])), True
+
+    def _effective(self, sql: str) -> str:
+        """The query as executed: DISTINCT removed in ``"strip"`` mode (``UnsafeQuery`` when it is no read query)."""
+        return without_distinct(sql) if self.distinct == "strip" else sql
+
+    def _gold_result(self, database: Any, db_id: str, gold_sql: str) -> QueryResult:
+        key = (db_id, str(getattr(database, "path", "")), gold_sql)  # one entry per (database file, query)
+        with self._lock:
+            cached = self._gold_cache.get(key)
+            if cached is not None:
+                self._gold_cache.move_to_end(key)
+                return cached
+        result = database.execute(gold_sql, self.gold_limits, truncate=False)
+        with self._lock:
+            self._gold_cache[key] = result
+            while len(self._gold_cache) > self._gold_cache_size:
+                self._gold_cache.popitem(last=False)
+        return result
+
+    def close(self) -> None:
+        """Stop the worker threads and close the connections."""
+        self.catalog.close()
+        self.suites.close()
+
+    def __repr__(self) -> str:
+        return (f"SqlExecutionReward(databases={self.catalog.db_dir or len(self.catalog.ids)}, "
+                f"comparison={self.comparison!r}, distinct={self.distinct!r}, empty_gold={self.empty_gold!r}, "
+                f"test_suite={self.test_suite!r})")

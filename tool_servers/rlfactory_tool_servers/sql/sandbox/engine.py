@@ -1,0 +1,488 @@
+"""Read-only SQLite execution with a deadline and size limits, from a pool of connections per database.
+
+Every connection of a ``ReadOnlyDatabase``:
+
+- opens the file with ``mode=ro`` (SQLite never writes to it, whatever runs) and sets ``PRAGMA query_only``;
+- has an authorizer that allows reads, SELECT, functions (not ``load_extension``), recursive CTEs and the
+  schema pragmas the server uses itself (``table_info``, ``foreign_key_list``, ...), and denies everything else:
+  writes, ATTACH, transactions, pragma writes, temp tables;
+- may attach no database (``SQLITE_LIMIT_ATTACHED = 0``), caps the length of one value (``MAX_VALUE_BYTES``),
+  the columns of a result (``MAX_COLUMNS``) and the length of the SQL text;
+- bounds the bytes of one row before SQLite builds it: a model's query is first prepared with ``LIMIT 0`` to learn
+  its column count, and the length limit of every value (intermediate ones too) becomes ``MAX_ROW_BYTES`` divided
+  by that count (at least ``MIN_VALUE_BYTES``, at most ``MAX_VALUE_BYTES``), so 512 columns of
+  ``zeroblob(999999)`` fail with ``ResultTooLarge`` instead of allocating 512 MB; a query of up to four columns
+  keeps the full ``MAX_VALUE_BYTES`` per value;
+- counts the bytes of a result as Python holds them (a short value is a 50-byte object, not its length), so
+  ``max_bytes`` bounds the memory of wide results of small values too;
+- checks a deadline from a progress handler every ``PROGRESS_OPCODES`` virtual-machine steps, so a cartesian join
+  or an endless recursive CTE stops in time; rows are fetched one at a time, the deadline and the byte limit checked
+  after each, so neither is overshot by more than one row (at most ``MAX_ROW_BYTES`` for a model's query);
+- has a watchdog thread call ``Connection.interrupt()`` on a query still running ``INTERRUPT_GRACE_S`` after its
+  deadline (what the progress handler cannot see: one long opcode); a caller that queued the query passes
+  ``not_after``, so time spent waiting for a worker counts against the deadline;
+- replaces ``printf``/``format`` by a bounded version: SQLite 3.40's ``%c`` with a huge precision loops for
+  seconds inside one call, where no deadline can stop it; a width or precision over ``MAX_PRINTF_WIDTH``, or
+  widths and precisions adding up to more than ``MAX_VALUE_BYTES``, give NULL (what SQLite gives for a result
+  over its length limit), whether the format is text or a blob;
+- guards the functions whose work inside one call grows with the product of their arguments' lengths
+  (``instr``, ``replace``, ``trim``/``ltrim``/``rtrim``: a 200 KB ``trim`` runs for 40 s, a 16 MB ``instr`` for
+  hours, and no deadline can stop one call): over ``MAX_QUADRATIC_WORK`` they fail, below it SQLite computes them;
+  LIKE/GLOB patterns are capped at ``MAX_LIKE_PATTERN`` characters for the same reason, and a function call at
+  ``MAX_FUNCTION_ARGS`` arguments;
+- decodes text as the official Spider evaluator does (UTF-8, undecodable bytes dropped).
+
+``execute`` is blocking and thread-safe: run it from worker threads (``DatabaseCatalog.run``) so an event loop is
+never blocked. Query text from a model goes through ``statement_check.parse_read_query`` first: exactly one
+read-only statement.
+"""
+
+from __future__ import annotations
+
+import math
+import queue
+import re
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlfactory_tool_servers.sql.sandbox.statement_check import MAX_SQL_CHARS, UnsafeQuery, parse_read_query
+
+__all__ = ["QueryError", "QueryFailed", "QueryLimits", "QueryRefused", "QueryResult", "QueryTimeout",
+           "ReadOnlyDatabase", "ResultTooLarge", "value_limit"]
+
+PROGRESS_OPCODES = 20_000  # ~0.1-1 ms of work between deadline checks
+MAX_VALUE_BYTES = 1_000_000  # Spider/BIRD values are far shorter; one row holds at most MAX_COLUMNS of them
+MAX_COLUMNS = 512  # in a result, a table or an index (BIRD's widest table has 115 columns)
+MAX_ROW_BYTES = 4_000_000  # the values of one row of a model's query, together
+MIN_VALUE_BYTES = 4096  # the per-value limit never goes below this, whatever the column count
+YIELD_S = 0.001  # a query running past QueryLimits.yield_after_s sleeps this long every PROGRESS_OPCODES steps
+INTERRUPT_GRACE_S = 0.05  # past its deadline, a query the progress handler did not stop is interrupted
+_INTERNAL_PRAGMAS = frozenset({"table_info", "table_xinfo", "foreign_key_list", "index_list", "index_info",
+                               "index_xinfo"})
+_FORBIDDEN_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
+_ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
+                              getattr(sqlite3, "SQLITE_RECURSIVE", 33)})
+
+
+MAX_PRINTF_WIDTH = 100_000
+MAX_QUADRATIC_WORK = 50_000_000  # length x length: ~0.1 s of SQLite's trim, far less of instr/replace
+MAX_LIKE_PATTERN = 100  # LIKE/GLOB work grows with value length x pattern length
+MAX_FUNCTION_ARGS = 32  # printf's arguments become Python objects: at most 32 x MAX_VALUE_BYTES
+_PRINTF_SPEC_RE = re.compile(r"%[-+ 0#,!]*(\*|\d+)?(?:\.(\*|\d*))?")
+_LEADING_INT_RE = re.compile(rb"^\s*[-+]?\d+")
+_QUADRATIC_FUNCTIONS = ("instr", "replace", "trim", "ltrim", "rtrim")
+_helper = threading.local()
+
+
+def _helper_connection() -> sqlite3.Connection:
+    """This thread's in-memory connection that computes the guarded functions with SQLite's own code, under the
+    same value-length limit as the databases."""
+    conn = getattr(_helper, "conn", None)
+    if conn is None:
+        conn = _helper.conn = sqlite3.connect(":memory:")
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+        conn.text_factory = _decode_text
+    return conn
+
+
+def _as_width(value: Any) -> int:
+    """The largest magnitude SQLite might read from ``value`` as a printf ``*`` width or precision (its 64-bit
+    integer, or that integer cut to 32 bits), leaning high."""
+    if isinstance(value, (int, float)):
+        candidates = [value]
+    elif isinstance(value, (str, bytes)):
+        raw = value.encode("utf-8", "replace") if isinstance(value, str) else value
+        candidates = []
+        prefix = _LEADING_INT_RE.match(raw[:64])
+        if prefix:
+            candidates.append(int(prefix.group()))
+        try:
+            candidates.append(float(raw[:64]))
+        except ValueError:
+            pass
+    else:
+        return 0
+    widest = 0
+    for number in candidates:
+        try:
+            whole = int(number)
+        except (OverflowError, ValueError):  # inf, nan
+            return MAX_VALUE_BYTES + 1
+        wrapped = ((whole + 2**31) % 2**32) - 2**31
+        widest = max(widest, abs(whole), abs(wrapped))
+    return widest
+
+
+def bounded_printf(fmt: Any, *args: Any) -> Any:
+    """SQLite's ``printf(FORMAT, ...)``, computed by SQLite itself, unless the arguments' lengths add up to more
+    than ``MAX_VALUE_BYTES``, a width or precision (literal or ``*``) exceeds ``MAX_PRINTF_WIDTH``, or the widths
+    and precisions together exceed ``MAX_VALUE_BYTES``: then NULL. A format given as a blob is read as text, as
+    SQLite reads it. When the format has a ``*``, every argument counts as a possible width (no guessing which
+    argument SQLite takes)."""
+    if sum(_work_size(arg) for arg in args) > MAX_VALUE_BYTES:
+        return None  # a result over SQLite's length limit
+    text = fmt.decode("utf-8", "replace") if isinstance(fmt, bytes) else fmt
+    if isinstance(text, str) and "%" in text:
+        total, stars = 0, 0
+        for width, precision in _PRINTF_SPEC_RE.findall(text):
+            for part in (width, precision):
+                if part == "*":
+                    stars += 1
+                elif part:
+                    if len(part) > 9 or int(part) > MAX_PRINTF_WIDTH:
+                        return None
+                    total += int(part)
+        if stars:
+            widest = max((_as_width(arg) for arg in args), default=0)
+            if widest > MAX_PRINTF_WIDTH:
+                return None
+            total += stars * widest
+        if total > MAX_VALUE_BYTES:
+            return None
+    placeholders = ", ".join("?" * (len(args) + 1))
+    return _helper_connection().execute(f"SELECT printf({placeholders})", (fmt, *args)).fetchone()[0]
+
+
+def _work_size(value: Any) -> int:
+    return len(value) if isinstance(value, (str, bytes)) else 32
+
+
+def _guarded(name: str):
+    """SQLite's ``name`` computed by SQLite itself, refused (an error, so the query fails) when the length of its
+    first argument times the length of its second exceeds ``MAX_QUADRATIC_WORK``."""
+
+    def call(*args: Any) -> Any:
+        if len(args) >= 2 and _work_size(args[0]) * _work_size(args[1]) > MAX_QUADRATIC_WORK:
+            raise ValueError(f"{name}() on values this long would take too long")
+        placeholders = ", ".join("?" * len(args))
+        return _helper_connection().execute(f"SELECT {name}({placeholders})", args).fetchone()[0]
+
+    call.__name__ = f"bounded_{name}"
+    return call
+
+
+_GUARDED = {name: _guarded(name) for name in _QUADRATIC_FUNCTIONS}
+
+
+class QueryError(Exception):
+    """A query did not produce a result. ``kind`` names why: refused, timeout, error, too_large."""
+
+    kind = "error"
+
+
+class QueryRefused(QueryError):
+    """Not a single read-only query, or the database refused an operation (a write, ATTACH, a pragma)."""
+
+    kind = "refused"
+
+
+class QueryTimeout(QueryError):
+    """The query ran past its deadline and was stopped."""
+
+    kind = "timeout"
+
+
+class QueryFailed(QueryError):
+    """SQLite reported an error (a syntax error, an unknown column, ...)."""
+
+    kind = "error"
+
+
+class ResultTooLarge(QueryError):
+    """The result has more rows or bytes than allowed, and the caller asked for all of it."""
+
+    kind = "too_large"
+
+
+@dataclass(frozen=True)
+class QueryLimits:
+    """Bounds on one query: wall-clock deadline, rows and (approximate) bytes of values fetched; past
+    ``yield_after_s`` the query sleeps ``YIELD_S`` every ``PROGRESS_OPCODES`` steps (the tools set it, so a long
+    query shares the CPU with short ones; the reward leaves it off, so load never times out a gold query)."""
+
+    timeout_s: float = 5.0
+    max_rows: int = 100_000
+    max_bytes: int = 64_000_000
+    yield_after_s: float = math.inf
+
+    def __post_init__(self) -> None:
+        if not (self.timeout_s > 0 and self.max_rows >= 0 and self.max_bytes > 0):
+            raise ValueError(f"invalid query limits: {self}")
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """Column names and rows (tuples of Python values); ``truncated`` when more rows existed than were kept."""
+
+    columns: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+    truncated: bool
+    seconds: float
+
+
+def _authorize(action: int, arg1: str | None, arg2: str | None, db_name: str | None, source: str | None) -> int:
+    if action in _ALLOWED_ACTIONS:
+        if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _FORBIDDEN_FUNCTIONS:
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() in _INTERNAL_PRAGMAS:
+        return sqlite3.SQLITE_OK
+    return sqlite3.SQLITE_DENY
+
+
+def _decode_text(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="ignore")
+
+
+class _Deadline:
+    """The progress handler: asks SQLite to stop once ``monotonic()`` passes ``at``; after ``yield_at`` it sleeps
+    ``YIELD_S`` at each call, so a long query leaves the CPU to short ones."""
+
+    __slots__ = ("at", "yield_at")
+
+    def __init__(self) -> None:
+        self.at = math.inf
+        self.yield_at = math.inf
+
+    def __call__(self) -> int:
+        now = time.monotonic()
+        if now > self.at:
+            return 1
+        if now > self.yield_at:
+            time.sleep(YIELD_S)
+        return 0
+
+
+class _Watchdog:
+    """One daemon thread that interrupts the connections whose query runs past its deadline plus
+    ``INTERRUPT_GRACE_S``. ``watch`` and ``unwatch`` bracket one query; an interrupt happens under the lock that
+    ``unwatch`` takes, so it never reaches the next query of the same connection."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._watched: dict[int, tuple[sqlite3.Connection, float]] = {}
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, conn: sqlite3.Connection, at: float) -> None:
+        with self._lock:
+            self._watched[id(conn)] = (conn, at)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="rlf-sql-watchdog", daemon=True)
+                self._thread.start()
+        self._wake.set()
+
+    def unwatch(self, conn: sqlite3.Connection) -> None:
+        with self._lock:
+            self._watched.pop(id(conn), None)
+
+    def _loop(self) -> None:
+        while True:
+            self._wake.wait()
+            time.sleep(INTERRUPT_GRACE_S / 2)
+            now = time.monotonic()
+            with self._lock:
+                if not self._watched:
+                    self._wake.clear()
+                for conn, at in self._watched.values():
+                    if now > at + INTERRUPT_GRACE_S:
+                        conn.interrupt()
+
+
+_watchdog = _Watchdog()
+
+
+def value_limit(columns: int) -> int:
+    """The length limit of one value in a result of ``columns`` columns: their row holds ``MAX_ROW_BYTES``."""
+    return max(MIN_VALUE_BYTES, min(MAX_VALUE_BYTES, MAX_ROW_BYTES // max(columns, 1)))
+
+
+SMALL_OBJECT_BYTES = 64  # a short str or bytes object in Python, with its slot in the row
+NUMBER_BYTES = 32  # an int or a float object with its slot
+
+
+def _row_bytes(row: tuple[Any, ...]) -> int:
+    """What ``row`` holds in Python, about: a text or blob at least ``SMALL_OBJECT_BYTES`` (so 512 short values
+    count 32 KB, not 2 KB), a number ``NUMBER_BYTES``, NULL a slot."""
+    return sum(max(len(value), SMALL_OBJECT_BYTES) if isinstance(value, (str, bytes))
+               else 8 if value is None else NUMBER_BYTES for value in row)
+
+
+class ReadOnlyDatabase:
+    """One SQLite file, opened read-only, with up to ``pool_size`` connections (opened on demand, reused).
+
+    ``FileNotFoundError`` when the file does not exist. ``close`` closes the idle connections."""
+
+    def __init__(self, path: str | Path, db_id: str | None = None, pool_size: int = 8):
+        self.path = Path(path).resolve()
+        if not self.path.is_file():
+            raise FileNotFoundError(f"no SQLite database at {self.path}")
+        if pool_size < 1:
+            raise ValueError("pool_size must be at least 1")
+        self.db_id = db_id or self.path.stem
+        self._uri = f"{self.path.as_uri()}?mode=ro"
+        self._idle: queue.SimpleQueue[tuple[sqlite3.Connection, _Deadline]] = queue.SimpleQueue()
+        self._slots = threading.BoundedSemaphore(pool_size)
+        self._closed = False
+
+    # -- connections -----------------------------------------------------------------------------------------
+
+    def _connect(self) -> tuple[sqlite3.Connection, _Deadline]:
+        conn = sqlite3.connect(self._uri, uri=True, check_same_thread=False, isolation_level=None)
+        try:
+            conn.execute("PRAGMA query_only = ON")
+            conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+            conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+            conn.setlimit(sqlite3.SQLITE_LIMIT_COLUMN, MAX_COLUMNS)
+            conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_CHARS * 4)
+            conn.text_factory = _decode_text
+            conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, MAX_LIKE_PATTERN)
+            conn.setlimit(sqlite3.SQLITE_LIMIT_FUNCTION_ARG, MAX_FUNCTION_ARGS)  # a Python copy of each argument
+            for name in ("printf", "format"):
+                conn.create_function(name, -1, bounded_printf, deterministic=True)
+            for name, function in _GUARDED.items():
+                conn.create_function(name, -1, function, deterministic=True)
+            conn.set_authorizer(_authorize)
+            deadline = _Deadline()
+            conn.set_progress_handler(deadline, PROGRESS_OPCODES)
+        except BaseException:
+            conn.close()
+            raise
+        return conn, deadline
+
+    def _acquire(self) -> tuple[sqlite3.Connection, _Deadline]:
+        if self._closed:
+            raise QueryFailed(f"the database {self.db_id!r} is closed")
+        self._slots.acquire()
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            try:
+                return self._connect()
+            except BaseException:
+                self._slots.release()
+                raise
+
+    def _release(self, entry: tuple[sqlite3.Connection, _Deadline]) -> None:
+        if self._closed:
+            entry[0].close()
+        else:
+            self._idle.put(entry)
+        self._slots.release()
+
+    def close(self) -> None:
+        self._closed = True
+        while True:
+            try:
+                conn, _ = self._idle.get_nowait()
+            except queue.Empty:
+                return
+            conn.close()
+
+    # -- queries ---------------------------------------------------------------------------------------------
+
+    def execute(self, sql: str, limits: QueryLimits = QueryLimits(), *, truncate: bool = True,
+                not_after: float | None = None) -> QueryResult:
+        """Run one untrusted read query. Over ``limits.max_rows``/``max_bytes``: the rows so far with
+        ``truncated=True``, or ``ResultTooLarge`` when ``truncate`` is false; a row over ``MAX_ROW_BYTES``:
+        ``ResultTooLarge`` before it is built. ``not_after`` (a ``time.monotonic()`` instant, e.g. when the query
+        was queued plus its timeout) ends the query earlier than ``limits.timeout_s`` would. Raises a
+        ``QueryError`` (refused, timeout, error, too_large) rather than anything else."""
+        try:
+            parse_read_query(sql)
+        except UnsafeQuery as exc:
+            raise QueryRefused(str(exc)) from None
+        return self.run_trusted(sql, (), limits, truncate=truncate, not_after=not_after, bound_rows=True)
+
+    def run_trusted(self, sql: str, params: tuple[Any, ...] = (), limits: QueryLimits = QueryLimits(), *,
+                    truncate: bool = True, not_after: float | None = None, bound_rows: bool = False) -> QueryResult:
+        """Run SQL the caller wrote itself (schema look-ups): no statement check, the same connection guards;
+        ``bound_rows`` bounds the bytes of a row as ``execute`` does."""
+        started = time.monotonic()
+        at = started + limits.timeout_s if not_after is None else min(started + limits.timeout_s, not_after)
+        if at <= started:
+            raise QueryTimeout(f"the query waited longer than its deadline ({limits.timeout_s:g} s) for a worker "
+                               "and was not run")
+        entry = self._acquire()
+        conn, deadline = entry
+        deadline.at = at
+        deadline.yield_at = started + limits.yield_after_s
+        _watchdog.watch(conn, at)
+        cursor = None
+        narrowed = 0
+        try:
+            if bound_rows:
+                narrowed = self._bound_row_bytes(conn, sql, params)
+            cursor = conn.execute(sql, params)
+            return self._fetch(cursor, deadline, limits, truncate, started)
+        except QueryError:
+            raise
+        except sqlite3.Error as exc:
+            raise self._translate(exc, limits, narrowed) from None
+        except (OverflowError, MemoryError, ValueError) as exc:  # e.g. an integer parameter out of range
+            raise QueryFailed(f"{type(exc).__name__}: {exc}") from None
+        finally:
+            deadline.at = deadline.yield_at = math.inf
+            if cursor is not None:
+                try:
+                    cursor.close()
+                except sqlite3.Error:
+                    pass
+            _watchdog.unwatch(conn)
+            if narrowed:
+                conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+            self._release(entry)
+
+    @staticmethod
+    def _bound_row_bytes(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> int:
+        """Lower the connection's value-length limit to ``value_limit`` of the query's column count, learnt by
+        preparing it under ``LIMIT 0`` (no row is computed); the lowered limit, or 0 when it stays
+        ``MAX_VALUE_BYTES``. A query that cannot be wrapped so gets the limit of ``MAX_COLUMNS`` columns."""
+        try:
+            columns = len(conn.execute(f"SELECT * FROM (\n{sql}\n) LIMIT 0", params).description or ())
+        except sqlite3.Error:
+            columns = MAX_COLUMNS
+        limit = value_limit(columns)
+        if limit >= MAX_VALUE_BYTES:
+            return 0
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, limit)
+        return limit
+
+    @staticmethod
+    def _fetch(cursor: sqlite3.Cursor, deadline: _Deadline, limits: QueryLimits, truncate: bool,
+               started: float) -> QueryResult:
+        columns = tuple(d[0] for d in cursor.description or ())
+        rows: list[tuple[Any, ...]] = []
+        size, over = 0, False
+        for row in cursor:  # one row at a time: a chunk of rows of 16 MB values would be gigabytes
+            if time.monotonic() > deadline.at:  # turning values into Python objects is no SQLite step
+                raise QueryTimeout(f"the query ran longer than {limits.timeout_s:g} s and was stopped")
+            size += _row_bytes(row)
+            if len(rows) >= limits.max_rows or size > limits.max_bytes:
+                over = True
+                break
+            rows.append(row)
+        if over and not truncate:
+            raise ResultTooLarge(f"the result has more than {limits.max_rows:,} rows or "
+                                 f"{limits.max_bytes:,} bytes")
+        return QueryResult(columns, rows, over, time.monotonic() - started)
+
+    @staticmethod
+    def _translate(exc: sqlite3.Error, limits: QueryLimits, narrowed: int = 0) -> QueryError:
+        message = str(exc) or type(exc).__name__
+        lowered = message.lower()
+        if narrowed and "too big" in lowered:
+            return ResultTooLarge(f"a value is too big for a row of this result: with this many columns one value "
+                                  f"may hold {narrowed:,} bytes (a row {MAX_ROW_BYTES:,}); select fewer or shorter "
+                                  "columns")
+        if "interrupted" in lowered:
+            return QueryTimeout(f"the query ran longer than {limits.timeout_s:g} s and was stopped")
+        if "not authorized" in lowered or "readonly" in lowered or "read-only" in lowered or "prohibited" in lowered:
+            return QueryRefused(f"the database refused the query ({message}); only reads are allowed")
+        if isinstance(exc, sqlite3.ProgrammingError) and "one statement" in lowered:
+            return QueryRefused("exactly one statement is allowed per query")
+        return QueryFailed(message)
