@@ -19,13 +19,13 @@ loopback) that answers every request after ``--latency-ms`` (200 ms), as a busy 
 
 Each measurement is repeated ``--repeats`` times (default 3; 1 with ``--quick``) with a fresh ``JudgeReward`` (an
 empty cache) and fresh answers, after one untimed warm-up. ``--quick`` uses a 20 ms judge and small N (smoke test).
+``rlf bench --only judge`` (``bench_judge``): at most 3 repeats.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import json
 import os
 import socket
@@ -40,11 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-if not __package__:  # run as a script (the scripted judge's process, a stand-in for vLLM in the example tests)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from rlfactory_envs.benchmarking import BenchContext, Timing, aligned, row
 
-from benchmarks.text_table import aligned  # noqa: E402 - importable only once the root is on the path
-
+MAX_REPEATS = 3
 CONCURRENCIES = (1, 16, 64, 256)
 DEFAULT_CONCURRENCY = 64
 PROMPTS, SAMPLES = 128, 8
@@ -158,75 +156,49 @@ def judge(url: str, concurrency: int) -> Any:
                         "max_retries": 0})
 
 
-def gc_runs() -> list[int]:
-    return [generation["collections"] for generation in gc.get_stats()]
-
-
-async def timed(reward: Any, items: list[Any]) -> tuple[float, float, list[int], list[Any]]:
-    runs, wall, cpu = gc_runs(), time.perf_counter(), time.process_time()
-    results = await reward.score_batch(items)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return wall, cpu, [after - before for before, after in zip(runs, gc_runs())], results
-
-
-def row(name: str, n: int, walls: list[float], cpus: list[float], gcs: list[list[int]], metric: str, value: float,
-        target: str = "-", **extra: Any) -> dict[str, Any]:
-    """One measurement, in ``benchmarks/env_bench.py``'s row layout."""
-    return {"name": name, "n": n, "seconds": walls, "median_s": statistics.median(walls), "min_s": min(walls),
-            "metric": metric, "value": value, "target": target, "pass": None, "cpu_seconds": cpus, "gc_runs": gcs,
-            **extra}
-
-
 async def bench_throughput(url: str, concurrency: int, n: int, repeats: int, latency_s: float) -> dict[str, Any]:
-    walls, cpus, gcs = [], [], []
+    """``judge_c{concurrency}``: ``n`` distinct answers judged at ``concurrency``."""
+    timing = Timing()
     for r in range(repeats + 1):  # round 0 warms up (connections, imports)
-        reward = judge(url, concurrency)
-        wall, cpu, runs, results = await timed(reward, distinct_items(n, f"c{concurrency}-{r}"))
+        reward, items = judge(url, concurrency), distinct_items(n, f"c{concurrency}-{r}")
+        with timing.measure(keep=r > 0):
+            results = await reward.score_batch(items)
         assert all(res.value == 1.0 for res in results), next(res.reason for res in results if res.value != 1.0)
         assert reward.stats()["requests"] == n
         await reward.aclose()
-        if r:
-            walls.append(wall)
-            cpus.append(cpu)
-            gcs.append(runs)
-    rate = n / statistics.median(walls)
+    rate = n / statistics.median(timing.walls)
     ideal = min(concurrency, n) / latency_s
-    return row(f"judge_c{concurrency}", n, walls, cpus, gcs, "answers/s", rate, f"ideal {ideal:.0f}/s",
+    return row(f"judge_c{concurrency}", n, timing, "answers/s", rate, f"ideal {ideal:.0f}/s",
                concurrency=concurrency, ideal_per_s=ideal, x_ideal=rate / ideal,
-               cpu_ms_per_answer=1000 * statistics.median(cpus) / n)
+               cpu_ms_per_answer=1000 * statistics.median(timing.cpus) / n)
 
 
 async def bench_grpo(url: str, prompts: int, samples: int, repeats: int) -> list[dict[str, Any]]:
-    first: dict[str, list[Any]] = {"walls": [], "cpus": [], "gcs": []}
-    again: dict[str, list[Any]] = {"walls": [], "cpus": [], "gcs": []}
+    """``judge_grpo`` (a GRPO step's rewards) and ``judge_grpo_rescored`` (the same again, from the cache)."""
+    first, again = Timing(), Timing()
     stats: dict[str, int] = {}
     share = 0.0
     for r in range(repeats + 1):
         reward = judge(url, DEFAULT_CONCURRENCY)
         items = grpo_items(prompts, samples, f"grpo-{r}")
         share = shared_share(items)
-        wall, cpu, runs, _ = await timed(reward, items)
+        with first.measure(keep=r > 0):
+            await reward.score_batch(items)
         stats = reward.stats()
-        wall2, cpu2, runs2, _ = await timed(reward, items)
+        with again.measure(keep=r > 0):
+            await reward.score_batch(items)
         await reward.aclose()
-        if r:
-            for bucket, measured in ((first, (wall, cpu, runs)), (again, (wall2, cpu2, runs2))):
-                for name, value in zip(("walls", "cpus", "gcs"), measured):
-                    bucket[name].append(value)
     n = len(items)
     hits = stats["cache_hits"] + stats["coalesced"]
-    rows = [row("judge_grpo", n, first["walls"], first["cpus"], first["gcs"], "answers/s",
-                n / statistics.median(first["walls"]), f"hit rate {hits / n:.1%}", hit_rate=hits / n,
-                shared_share=share, requests=stats["requests"], coalesced=stats["coalesced"],
+    return [row("judge_grpo", n, first, "answers/s", n / statistics.median(first.walls), f"hit rate {hits / n:.1%}",
+                hit_rate=hits / n, shared_share=share, requests=stats["requests"], coalesced=stats["coalesced"],
                 cache_hits=stats["cache_hits"], prompts=prompts, samples=samples, concurrency=DEFAULT_CONCURRENCY),
-            row("judge_grpo_rescored", n, again["walls"], again["cpus"], again["gcs"], "answers/s",
-                n / statistics.median(again["walls"]), "hit rate 100.0%", hit_rate=1.0,
-                cpu_ms_per_answer=1000 * statistics.median(again["cpus"]) / n)]
-    return rows
+            row("judge_grpo_rescored", n, again, "answers/s", n / statistics.median(again.walls), "hit rate 100.0%",
+                hit_rate=1.0, cpu_ms_per_answer=1000 * statistics.median(again.cpus) / n)]
 
 
-def bench_judge(quick: bool, repeats: int, latency_ms: float | None = None) -> tuple[list[dict[str, Any]], list[str]]:
-    """Every judge measurement (see the module docstring): rows in env_bench's layout, and notes."""
+def measure_judge(quick: bool, repeats: int, latency_ms: float | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every judge measurement (see the module docstring): rows in ``rlf bench``'s layout, and notes."""
     latency_ms = (20.0 if quick else 200.0) if latency_ms is None else latency_ms
     latency_s = latency_ms / 1000
     plan = [(4, 16), (64, 128)] if quick else [(c, 64 if c == 1 else 1024) for c in CONCURRENCIES]
@@ -245,6 +217,11 @@ def bench_judge(quick: bool, repeats: int, latency_ms: float | None = None) -> t
                  f"{grpo['requests']} requests for {grpo['n']} samples ({grpo['coalesced']} coalesced, "
                  f"{grpo['cache_hits']} cache hits)")
     return rows, notes
+
+
+def bench_judge(context: BenchContext) -> tuple[list[dict[str, Any]], list[str]]:
+    """``rlf bench --only judge``: ``measure_judge`` at most 3 repeats."""
+    return measure_judge(context.quick, min(context.repeats, MAX_REPEATS))
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
@@ -277,7 +254,7 @@ def main(argv: list[str]) -> int:
     repeats = args.repeats if args.repeats is not None else (1 if args.quick else 3)
     if repeats < 1:
         parser.error("--repeats must be at least 1")
-    rows, notes = bench_judge(args.quick, repeats, args.latency_ms)
+    rows, notes = measure_judge(args.quick, repeats, args.latency_ms)
     print(format_table(rows))
     for note in notes:
         print(f"note: {note}")

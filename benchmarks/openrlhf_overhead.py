@@ -27,7 +27,7 @@ from typing import Any
 
 from benchmarks.overhead_episodes import ENV_ID, overhead_arguments, report, scripted_responses
 from rlfactory_adapters.delta_encoder import delta_encoder
-from rlfactory_adapters.env_pool import EnvPool, lease_env
+from rlfactory_adapters.env_lease import lease_env
 from rlfactory_adapters.openrlhf.agent_func import AgentExecutor
 from rlfactory_adapters.openrlhf.delta_tokenizer import DeltaTokenizer
 from rlfactory_adapters.task_rows import task_rows
@@ -61,9 +61,8 @@ async def measure(tokenizer: Any, corpus: Path, episodes: int, turns: int, searc
     responses = scripted_responses(rows[0].task["question"], turns, searches)
 
     # one observation, for the component timings
-    pool = EnvPool()
     step_times = []
-    async with lease_env(ENV_ID, env_kwargs, pool=pool) as env:
+    async with lease_env(ENV_ID, env_kwargs) as env:
         for _ in range(7):
             await env.areset(options={"task": rows[0].task})
             started = time.perf_counter()
@@ -93,7 +92,6 @@ async def measure(tokenizer: Any, corpus: Path, episodes: int, turns: int, searc
             for row in rows]
     elapsed = time.perf_counter() - started
     total_turns = sum(len(out["action_ranges"]) for out in outs)
-    pool.close()
     return {
         "observation_tokens": obs_tokens, "response_tokens": len(response_ids), "episodes": len(outs),
         "turns": total_turns, "adapter_decode_ms": decode_ms, "adapter_tokenize_ms": count_ms,

@@ -1,12 +1,12 @@
 """``rlf bench --only replicas``: one tool server as 1 HTTP replica against 4, under a batch of trajectories.
 
-N ``rlf/NL2SQL-Spider-v0`` trajectories (default 4,096; Spider dev in ``../shared/data/spider``, the embedded sample
-when absent) in ONE ``EnvBatch``, played to their ends by the family's scripted policy (list the tables, describe
-one, look at its rows, answer: three ``run_query``-like calls an episode, no model) through the rollout loop's batch
-step (``run_episodes``). The SQL server runs as R local processes (``python -m rlfactory_tool_servers.sql --db-dir
-DIR --transport http``), reached through one ``mcpServers`` entry with ``urls`` (the toolbox spreads the calls over
-the replicas; merging into ``*_batch`` requests stays on). R is 1 (a plain ``url`` entry, the setup without
-replicas), then ``--replicas`` (4).
+N ``rlf/NL2SQL-Spider-v0`` trajectories (default 4,096; Spider dev, ``spider/dev.json`` of the reference data
+folder, when there is one; else the embedded sample) in ONE ``EnvBatch``, played to their ends by the family's
+scripted policy (list the tables, describe one, look at its rows, answer: three ``run_query``-like calls an
+episode, no model) through the rollout loop's batch step (``run_episodes``). The SQL server runs as R local
+processes (``python -m rlfactory_tool_servers.sql --db-dir DIR --transport http``), reached through one
+``mcpServers`` entry with ``urls`` (the toolbox spreads the calls over the replicas; merging into ``*_batch``
+requests stays on). R is 1 (a plain ``url`` entry, the setup without replicas), then ``--replicas`` (4).
 
 Rows ``replicas_1`` and ``replicas_R``: episodes/s (median over ``--repeats`` rounds, after one warm-up round),
 and per tool call the wall time from the call to its answer as the env records it (p50 / p99 over every call of
@@ -18,7 +18,8 @@ servers' query deadline is 60 s (``--timeout-s``), so that no query is dropped w
 The servers are CPU bound (SQLite and the MCP/JSON work per request): replicas help up to the cores the machine
 has left beside the client process. On a 2-core machine expect well under 4x.
 
-Run alone: ``python -m benchmarks.replica_bench [--n 4096] [--replicas 4] [--quick]``.
+Run alone: ``python -m benchmarks.replica_bench [--n 4096] [--replicas 4] [--data-dir DIR] [--quick]``; in ``rlf
+bench`` (``bench_replicas``): at most 3 repeats.
 """
 
 from __future__ import annotations
@@ -40,14 +41,15 @@ from typing import Any
 
 import numpy as np
 
+from rlfactory_envs.benchmarking import BenchContext, aligned
 from rlfactory_envs.env_spec import make_env
 from rlfactory_envs.kernel.env import ToolEnv
+from rlfactory_envs.kernel.families import tooling_of
 from rlfactory_envs.rollout.runner import run_episodes
-
-from benchmarks.text_table import aligned
+from rlfactory_envs.sql.bench import spider_dev, sql_db_dir
 
 ENV_ID = "rlf/NL2SQL-Spider-v0"
-SPIDER_DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "spider" / "dev.json"
+MAX_REPEATS = 3
 URL_RE = re.compile(r"over streamable HTTP at (http://\S+);")
 START_TIMEOUT_S = 60.0
 
@@ -117,18 +119,15 @@ def server_entry(urls: Sequence[str]) -> dict[str, Any]:
     return {"mcpServers": {"sql": {**where, "timeout_s": 120, "connect_timeout_s": 60}}}
 
 
-def data_settings() -> tuple[dict[str, Any], str]:
-    """The env's data kwargs and the database folder its servers serve: Spider dev, else the embedded sample."""
-    from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR, default_db_dir
-
-    if SPIDER_DEV.is_file():
-        return {"data_path": str(SPIDER_DEV)}, str(default_db_dir(SPIDER_DEV).resolve())
-    return {}, str(SAMPLE_DB_DIR.resolve())
+def data_settings(data_path: str | None) -> tuple[dict[str, Any], str]:
+    """The env's data kwargs and the database folder its servers serve: of the questions file ``data_path`` (Spider
+    dev), else of the embedded sample."""
+    return ({"data_path": data_path} if data_path else {}), str(sql_db_dir(data_path).resolve())
 
 
 async def play(envs: list[ToolEnv], rounds: int, first_seed: int) -> list[dict[str, Any]]:
     """``rounds`` rounds of one episode per env; per round its wall and CPU seconds, latencies and failures."""
-    policy = envs[0].scripted_policy()
+    policy = tooling_of(envs[0]).baseline_policy(envs[0])
     outcomes = []
     for i in range(rounds):
         seeds = list(range(first_seed + i * len(envs), first_seed + (i + 1) * len(envs)))
@@ -143,9 +142,9 @@ async def play(envs: list[ToolEnv], rounds: int, first_seed: int) -> list[dict[s
     return outcomes
 
 
-def measure(n: int, count: int, repeats: int) -> dict[str, Any]:
+def measure(n: int, count: int, repeats: int, data_path: str | None) -> dict[str, Any]:
     """The row of ``n`` trajectories over ``count`` replicas: one warm-up round, then ``repeats`` timed ones."""
-    data, db_dir = data_settings()
+    data, db_dir = data_settings(data_path)
     with replicas(count, db_dir) as servers:
         kwargs = {**data, "tool_servers": server_entry([s.url() for s in servers]), "test_suite": "off",
                   "record_timings": True}
@@ -173,10 +172,11 @@ def measure(n: int, count: int, repeats: int) -> dict[str, Any]:
             "data": "spider-dev" if data else "rlf-sql-sample"}
 
 
-def bench_replicas(quick: bool, repeats: int, n: int | None = None,
-                   many: int = 4) -> tuple[list[dict[str, Any]], list[str]]:
+def compare_replicas(quick: bool, repeats: int, data_path: str | None, n: int | None = None,
+                     many: int = 4) -> tuple[list[dict[str, Any]], list[str]]:
+    """The rows of 1 and ``many`` replicas under ``n`` trajectories (4,096; 128 with ``quick``), and notes."""
     n = n or (128 if quick else 4096)
-    one, spread = measure(n, 1, repeats), measure(n, many, repeats)
+    one, spread = measure(n, 1, repeats, data_path), measure(n, many, repeats, data_path)
     cores = len(os.sched_getaffinity(0))
     summary = (f"replicas: {many} vs 1 HTTP replica, {n} {ENV_ID} trajectories ({one['data']}): "
                f"{spread['value'] / one['value']:.2f}x episodes/s; step tool-call p50 {one['step_tool_ms_p50']:.0f} "
@@ -190,6 +190,11 @@ def bench_replicas(quick: bool, repeats: int, n: int | None = None,
                          f"(toolbox, warm-up included: {totals['timeouts']} timeouts, {totals['unavailable']} "
                          f"unavailable, {totals['errors']} errors)")
     return [one, spread], notes
+
+
+def bench_replicas(context: BenchContext) -> tuple[list[dict[str, Any]], list[str]]:
+    """``rlf bench --only replicas``: ``compare_replicas`` at most 3 repeats."""
+    return compare_replicas(context.quick, min(context.repeats, MAX_REPEATS), spider_dev(context))
 
 
 def format_table(rows: Sequence[dict[str, Any]]) -> str:
@@ -209,9 +214,12 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--replicas", type=int, default=4, help="replicas compared with 1 (default 4)")
     parser.add_argument("--repeats", type=int, default=3, help="timed rounds per setting (default 3)")
     parser.add_argument("--quick", action="store_true", help="128 trajectories, one round")
+    parser.add_argument("--data-dir", type=Path, help="the reference data folder, read for spider/dev.json (default: "
+                        "none, the embedded sample)")
     parser.add_argument("--out", default="bench_results/replicas.json", help="JSON results file")
     args = parser.parse_args(argv)
-    rows, notes = bench_replicas(args.quick, 1 if args.quick else args.repeats, args.n, args.replicas)
+    rows, notes = compare_replicas(args.quick, 1 if args.quick else args.repeats,
+                                   spider_dev(BenchContext(data_dir=args.data_dir)), args.n, args.replicas)
     print(format_table(rows))
     print("\n".join(f"note: {note}" for note in notes))
     out = Path(args.out)

@@ -52,14 +52,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlfactory_envs.benchmarking import BenchContext, aligned
 from rlfactory_envs.env_spec import make_env
 from rlfactory_envs.kernel.env import ToolEnv
+from rlfactory_envs.kernel.families import tooling_of
 from rlfactory_envs.kernel.tool_call import ToolCall
 from rlfactory_envs.rollout.policy import Policy
 # run_rollouts' own batch step; run_rollouts itself makes and closes its envs per call, where a soak keeps them
 from rlfactory_envs.rollout.runner import run_episodes
-
-from benchmarks.text_table import aligned
 
 FLAT_SERIES = ("other_fds", "threads", "os_threads", "children")
 GROWTH_SERIES = ("rss_bytes", "children_rss_bytes")
@@ -114,7 +114,7 @@ class Lane:
         self.envs.append(make_env(self.spec.env_id, **kwargs))
         await self.envs[0].toolbox.astart()
         self.envs += [make_env(self.spec.env_id, **kwargs) for _ in range(self.size - 1)]
-        self.policy = CalculatePolicy() if self.spec.env_id == "rlf/MCP-v0" else self.envs[0].scripted_policy()
+        self.policy = CalculatePolicy() if self.spec.env_id == "rlf/MCP-v0" else tooling_of(self.envs[0]).baseline_policy(self.envs[0])
 
     async def run_window(self) -> tuple[int, float, int, int]:
         """Episodes, summed reward, tool errors and failed episodes of one episode per env."""
@@ -370,10 +370,11 @@ def report(args: argparse.Namespace, samples: list[dict[str, Any]], rows: list[d
             "python": sys.version.split()[0]}
 
 
-def bench_soak(quick: bool, repeats: int = 1) -> tuple[list[dict[str, Any]], list[str]]:
+def bench_soak(context: BenchContext) -> tuple[list[dict[str, Any]], list[str]]:
     """``rlf bench --only soak``: one row (episodes/s, PASS when every check passes) and a note per check; 10,000
-    episodes at concurrency 256 (600 at 64 with ``--quick``). One run whatever ``repeats``: a soak is long."""
-    argv = ["--episodes", "600", "--concurrency", "64"] if quick else []
+    episodes at concurrency 256 (600 at 64 with ``--quick``). One run whatever ``context.repeats``: a soak is long;
+    each lane on its embedded sample whatever ``context.data_dir``."""
+    argv = ["--episodes", "600", "--concurrency", "64"] if context.quick else []
     args = parse_args([*argv, "--out", "bench_results/soak.json"])
     result = run(args)
     wall = result["wall_s"]

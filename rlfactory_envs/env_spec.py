@@ -23,12 +23,8 @@ env's settings.
 from __future__ import annotations
 
 import copy
-import functools
-import inspect
 import json
 import os
-import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +36,7 @@ import yaml
 
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
+from rlfactory_envs.kernel.settings import is_plain
 
 GENERIC_ENV_ID = "rlf/MCP-v0"
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")
@@ -110,27 +107,24 @@ def make_env(ref: str | os.PathLike[str], **kwargs: Any) -> ToolEnv:
     return env
 
 
-@functools.lru_cache(maxsize=64)
-def setting_types(env_id: str) -> Mapping[str, Any] | None:
-    """The keyword arguments the env class of ``env_id`` takes (through ``**kwargs`` up to ``ToolEnv``'s), each with
-    its annotation (``Any`` where it has none or it cannot be read), or ``None`` when they cannot be known."""
+def env_class(env_id: str) -> type | None:
+    """The class ``env_id`` is registered with, or ``None`` when its entry point is no class."""
     entry_point = gym.spec(env_id).entry_point
-    env_class = gym.envs.registration.load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
-    annotations: dict[str, Any] = {}
-    for cls in inspect.getmro(env_class) if inspect.isclass(env_class) else ():
-        if "__init__" not in vars(cls):
-            continue
-        try:
-            hints = typing.get_type_hints(cls.__init__)
-        except Exception:  # an annotation that names what the module does not import at run time
-            hints = {}
-        parameters = inspect.signature(cls.__init__).parameters.values()
-        for p in parameters:
-            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "self":
-                annotations.setdefault(p.name, hints.get(p.name, Any))
-        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
-            return annotations
-    return None
+    found = gym.envs.registration.load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
+    return found if isinstance(found, type) else None
+
+
+def setting_types(env_id: str) -> Mapping[str, Any] | None:
+    """The settings the env of ``env_id`` takes, each with its type (``ToolEnv.settings_model``'s, flat), or
+    ``None`` when they cannot be known (an env that is no ``ToolEnv``)."""
+    cls = env_class(env_id)
+    if cls is None or not issubclass(cls, ToolEnv):
+        return None
+    return {**cls.settings_model.flat_types(), **ENV_OPTIONS}
+
+
+ENV_OPTIONS: Mapping[str, Any] = {"render_mode": str | None, "record_timings": bool}
+"""What every env takes beside its settings (they are the env's own, not its runtime's)."""
 
 
 def settings_of(env_id: str) -> frozenset[str] | None:
@@ -143,24 +137,14 @@ def check_settings(env_id: str, kwargs: Mapping[str, Any], where: str) -> dict[s
     """``kwargs`` with each value of a plain type (numbers, booleans, strings, choices) converted to it as pydantic
     does (``"6"`` to ``6`` for an ``int``); ``ConfigError`` naming the first key ``env_id`` does not take, or the
     first value its type refuses."""
-    annotations = setting_types(env_id)
-    if annotations is None:
+    cls = env_class(env_id)
+    if cls is None or not issubclass(cls, ToolEnv):
         return dict(kwargs)
-    unknown = sorted(set(kwargs) - set(annotations) - GYM_MAKE_SETTINGS)
-    if unknown:
-        raise ConfigError(f"{where}: unknown setting {unknown[0]!r} for {env_id}; its settings are "
-                          f"{', '.join(sorted(annotations))}")
-    checked = dict(kwargs)
-    for key, value in kwargs.items():
-        annotation = annotations.get(key, Any)
-        if _is_plain(annotation):
-            try:
-                checked[key] = _adapter(annotation).validate_python(
-                    os.fspath(value) if isinstance(value, os.PathLike) else value)
-            except pydantic.ValidationError as exc:
-                raise ConfigError(f"{where}: {key}={value!r} is not {_type_name(annotation)}: "
-                                  f"{exc.errors()[0]['msg']}") from None
-    return checked
+    own = {key: kwargs[key] for key in ENV_OPTIONS if key in kwargs}
+    settings = {key: value for key, value in kwargs.items() if key not in ENV_OPTIONS and key not in GYM_MAKE_SETTINGS}
+    flat = cls.settings_model.from_kwargs(settings, env_id, where).flat()
+    return {**{key: flat[key] for key in settings}, **own,
+            **{key: kwargs[key] for key in GYM_MAKE_SETTINGS if key in kwargs}}
 
 
 def setting_from_text(env_id: str, key: str, text: str) -> Any:
@@ -171,38 +155,13 @@ def setting_from_text(env_id: str, key: str, text: str) -> Any:
     except json.JSONDecodeError:
         candidates = [text]
     annotation = (setting_types(env_id) or {}).get(key, Any)
-    if _is_plain(annotation):
+    if is_plain(annotation):
         for candidate in candidates:
             try:
-                return _adapter(annotation).validate_python(candidate)
+                return pydantic.TypeAdapter(annotation).validate_python(candidate)
             except pydantic.ValidationError:
                 continue
     return candidates[0]
-
-
-_PLAIN_TYPES = (int, float, bool, str, type(None))
-
-
-def _is_plain(annotation: Any) -> bool:
-    """Whether ``annotation`` is built only from numbers, booleans, strings, ``None`` and ``Literal`` choices."""
-    origin = typing.get_origin(annotation)
-    if origin is typing.Literal:
-        return True
-    if origin in (typing.Union, types.UnionType):
-        return all(_is_plain(arg) for arg in typing.get_args(annotation))
-    return annotation in _PLAIN_TYPES
-
-
-@functools.lru_cache(maxsize=256)
-def _adapter(annotation: Any) -> pydantic.TypeAdapter[Any]:
-    return pydantic.TypeAdapter(annotation)
-
-
-def _type_name(annotation: Any) -> str:
-    """``int``, ``int | None``, ``one of 'qwen3', 'search_r1'``: a type as a user reads it."""
-    if typing.get_origin(annotation) is typing.Literal:
-        return "one of " + ", ".join(map(repr, typing.get_args(annotation)))
-    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
 
 
 def _absolute_paths(kwargs: dict[str, Any], folder: Path) -> dict[str, Any]:

@@ -36,15 +36,29 @@ def test_quick_android_bench_reports_steps_and_memory(tmp_path):
 
 
 def test_every_measurement_of_its_own_module_is_named_and_found():
-    import importlib
+    """Every family's declared measurement and every sibling module's is in ``NAMES`` and loads as a
+    ``function(context)``; so are the runner's own."""
     import inspect
 
-    from benchmarks.env_bench import NAMES, SIBLING_BENCHES
+    from benchmarks.env_bench import NAMES, OWN_BENCHES, SIBLING_BENCHES
+    from rlfactory_envs.kernel.families import load_ref
+    from rlfactory_envs.registry import FAMILIES
 
-    for name, (module, function) in SIBLING_BENCHES.items():
+    declared = {name: entry for family in FAMILIES for name, entry in family.benches.items()}
+    assert {"search", "search_scale", "sql", "sql_hostile", "travel", "android"} <= set(declared)
+    found = {name: load_ref(entry.function) for name, entry in {**declared, **SIBLING_BENCHES}.items()}
+    for name, run in {**found, **OWN_BENCHES}.items():
         assert name in NAMES
-        run = getattr(importlib.import_module(f"benchmarks.{module}"), function)
-        assert list(inspect.signature(run).parameters)[:2] == ["quick", "repeats"], name
+        assert list(inspect.signature(run).parameters) == ["context"], name
+
+
+def test_without_only_the_default_measurements_run():
+    from benchmarks.env_bench import DEFAULT_NAMES, NAMES, parse_args
+
+    assert set(DEFAULT_NAMES) == {"sleep_stdio", "env_overhead", "search", "sql", "travel", "android", "rollout",
+                                  "judge"}
+    assert set(NAMES) - set(DEFAULT_NAMES) == {"search_scale", "soak", "replicas", "sql_hostile"}
+    assert parse_args([]).only == list(DEFAULT_NAMES)
 
 
 def test_quick_sql_hostile_bench_reports_the_ratios_and_the_memory(tmp_path):

@@ -10,8 +10,8 @@ import math
 import pytest
 
 from benchmarks import env_bench
-from benchmarks.search_scale_bench import PREFIX, Settings, corpus_files, main, parse_args, plan
-from data_generators import search_corpus
+from rlfactory_envs.search.scale_bench import PREFIX, Settings, corpus_files, main, parse_args, plan
+from rlfactory_envs.search import synthetic_corpus as search_corpus
 from rlfactory_tool_servers.search.bm25_retriever import BM25Retriever
 from rlfactory_tool_servers.search.corpus import PassageReader, load_corpus
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rlfactory_adapters.env_pool import SHARED_POOL
+from rlfactory_adapters.env_lease import env_lease
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_reward_models.base import Reward, RewardInput
 
@@ -53,5 +53,5 @@ async def ascore_answer(env: ToolEnv, task: Mapping[str, Any], last: str, answer
 def score_response(env_id: str, task: Mapping[str, Any], response: str,
                    env_kwargs: Mapping[str, Any] | None = None) -> Reward:
     """``ascore_response`` from sync code (also from inside a running event loop: it runs on the env's loop)."""
-    with SHARED_POOL.lease(env_id, env_kwargs) as env:
+    with env_lease(env_id, env_kwargs) as env:
         return env.toolbox.run_blocking(ascore_response(env, task, response))

@@ -16,6 +16,7 @@ from typing import Any
 
 from rlfactory_adapters.chat_prompt import prompt_text, template_kwargs_for
 from rlfactory_envs.env_spec import make_env, resolve
+from rlfactory_envs.kernel.families import tooling_of
 
 VERL_AGENT_NAME = "rlf_agent"
 
@@ -54,7 +55,7 @@ def task_rows(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *, limit
             _, info = env.reset(options={"task_id": task.task_id})
             yield TaskRow(env_id=spec.env_id, env_kwargs=spec.kwargs, index=index, dataset=info["dataset"],
                           task=info["task"], messages=info["messages"], tools=info["tools"],
-                          ground_truth=env.ground_truth(task), template_kwargs=template_kwargs_for(env))
+                          ground_truth=tooling_of(env).ground_truth(env, task), template_kwargs=template_kwargs_for(env))
     finally:
         env.close()
 

@@ -5,7 +5,7 @@
     obs, reward, terminated, truncated, info = env.step('<tool_call>{"name": "open_app", '
                                                          '"arguments": {"app_name": "Contacts"}}</tool_call>')
 
-Each episode gets its own phone on the ``android`` tool server (a session bound to the episode id), made at reset
+Each episode gets its own phone on the ``android`` tool server (the episode id travels in each request's ``_meta``), made at reset
 for the task instance and dropped when the episode ends or the env closes. The model acts with the server's
 tools, one action per turn by default (``max_tool_calls``; several run in order), or with AndroidWorld's action
 JSON in its text (``Action: {"action_type": "click", "index": 3}``). Each action's observation says what
@@ -30,12 +30,12 @@ check adb reaches (the settings ones).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from rlfactory_envs.android.baseline import ScriptedPhonePolicy
-from rlfactory_envs.android.hacks import android_hacks
+from rlfactory_envs.android.family import FAMILY
 from rlfactory_envs.android.parser import AndroidActionParser
 from rlfactory_envs.android.prompt import android_messages
 from rlfactory_envs.android.tasks import AndroidTask, load_android_tasks
@@ -44,16 +44,15 @@ from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.config import bundled_server_config
 from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
-from rlfactory_reward_models.base import RewardInput
-from rlfactory_envs.kernel.reward_hacks import RewardHack
-from rlfactory_envs.kernel.task_source import shared_tasks
+from rlfactory_envs.kernel.reward_setting import FamilyRewards, build_reward
+from rlfactory_envs.kernel.runtime import Parts, Runtime
+from rlfactory_envs.kernel.settings import EnvSettings, EpisodeLimits, RewardScoring, ToolServing
 from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
-from rlfactory_envs.kernel.reward_setting import FamilyRewards, JudgeSetting, RewardSetting, build_reward
+from rlfactory_reward_models.base import RewardInput
 from rlfactory_reward_models.tool_verdict import ToolVerdictReward
-from rlfactory_tool_servers.android.server import ENV_TOOLS
 from rlfactory_tool_servers.android.phone.tasks import all_templates
 from rlfactory_tool_servers.android.phone.tasks.base import initial_state
-from rlfactory_tool_servers.android.phone.ui import OBSERVATIONS
+from rlfactory_tool_servers.android.tools import ENV_TOOLS
 
 
 class PhoneUnavailable(RuntimeError):
@@ -100,58 +99,74 @@ def real_device_templates(names: Sequence[str] | None) -> list[str]:
     return list(names)
 
 
+class AndroidServing(ToolServing):
+    """The android server, in this process or over stdio: simulated phones (``backend="sim"``), or a real one over
+    ADB (``"adb"``, ``serial=`` the device, ``adb_path=`` the executable)."""
+
+    transport: Literal["inprocess", "stdio"] = "inprocess"
+    backend: Literal["sim", "adb"] = "sim"
+    serial: str | None = None
+    adb_path: str = "adb"
+
+
+class AndroidScoring(RewardScoring):
+    """``reward="success"`` (default): the server's check of the final state; ``"progress"``: sub-goals met."""
+
+    reward: Any = "success"
+
+
+class AndroidSettings(EnvSettings):
+    """``rlf/Android-v0``'s settings: which templates, how many seeded instances of each, how screens are shown."""
+
+    templates: Sequence[str] | None = None
+    instances_per_template: int = 1000
+    observation: Literal["t3a", "xml"] = "t3a"
+    enable_thinking: bool = True
+    limits: EpisodeLimits = EpisodeLimits(max_turns=20, max_tool_calls=1, max_tool_response_chars=16_384)
+    serving: AndroidServing = AndroidServing()
+    scoring: AndroidScoring = AndroidScoring()
+
+
+@dataclasses.dataclass(eq=False, kw_only=True)
+class AndroidRuntime(Runtime):
+    observation: str
+
+
 class AndroidEnv(ToolEnv):
     """Phone control on simulated phones; see the module docstring for every setting."""
 
+    settings_model = AndroidSettings
+    family = FAMILY
     prompt_tools = ("click", "long_press", "input_text", "keyboard_enter", "scroll", "navigate_back",
                     "navigate_home", "open_app", "status", "answer")
+    runtime: AndroidRuntime
 
-    def __init__(
-        self,
-        *,
-        templates: Sequence[str] | None = None,
-        instances_per_template: int = 1000,
-        observation: Literal["t3a", "xml"] = "t3a",
-        backend: Literal["sim", "adb"] = "sim",
-        serial: str | None = None,
-        adb_path: str = "adb",
-        tool_servers: Mapping[str, Any] | str | None = None,
-        transport: Literal["inprocess", "stdio"] = "inprocess",
-        reward: RewardSetting = "success",
-        judge: JudgeSetting = None,
-        enable_thinking: bool = True,
-        max_turns: int = 20,
-        max_tool_calls: int = 1,
-        max_tool_response_chars: int = 16_384,
-        tools_denied: Sequence[str] = (),
-        **env_kwargs: Any,
-    ):
-        if observation not in OBSERVATIONS:
-            raise ConfigError(f"observation must be one of {', '.join(OBSERVATIONS)}, got {observation!r}")
-        if backend not in ("sim", "adb"):
-            raise ConfigError(f"backend must be 'sim' (simulated phones) or 'adb' (a real one), got {backend!r}")
-        if isinstance(templates, str):
-            templates = [templates]
-        if backend == "adb":
-            templates = real_device_templates(templates)
-        self.observation = observation
-        tasks = shared_tasks(load_android_tasks, None, None if templates is None else tuple(templates),
-                             instances_per_template)
-        chat_format = Qwen3ChatFormat(enable_thinking=enable_thinking)
-        parser = AndroidActionParser(chat_format.parser(max_tool_calls=max_tool_calls), max_tool_calls)
+    def __init__(self, runtime: AndroidRuntime | None = None, **kwargs: Any):
+        super().__init__(runtime, **kwargs)
         self._screen = ""
-        servers = tool_servers or android_server_config(transport=transport, backend=backend, serial=serial,
-                                                        adb_path=adb_path)
-        super().__init__(tasks=tasks, tool_servers=servers,
-                         chat_format=chat_format, parser=parser,
-                         reward_model=build_reward(reward, judge, android_rewards()), max_turns=max_turns,
-                         max_tool_calls=max_tool_calls, max_tool_response_chars=max_tool_response_chars,
-                         tools_denied=(*tools_denied, *ENV_TOOLS), episode_argument="session", **env_kwargs)
+
+    @classmethod
+    def build_runtime(cls, settings: AndroidSettings, parts: Parts) -> AndroidRuntime:
+        serving, scoring, limits = settings.serving, settings.scoring, settings.limits
+        templates = [settings.templates] if isinstance(settings.templates, str) else settings.templates
+        if serving.backend == "adb":
+            templates = real_device_templates(templates)
+        chat_format = Qwen3ChatFormat(enable_thinking=settings.enable_thinking)
+        servers = serving.tool_servers or android_server_config(transport=serving.transport, backend=serving.backend,
+                                                                serial=serving.serial, adb_path=serving.adb_path)
+        return AndroidRuntime(
+            settings=settings, parts=parts, observation=settings.observation, hidden_tools=ENV_TOOLS,
+            tasks=parts.tasks(load_android_tasks, None, None if templates is None else tuple(templates),
+                              settings.instances_per_template),
+            toolbox=parts.toolbox(servers), chat_format=chat_format,
+            parser=AndroidActionParser(chat_format.parser(max_tool_calls=limits.max_tool_calls),
+                                       limits.max_tool_calls),
+            reward_model=build_reward(scoring.reward, scoring.judge, android_rewards()))
 
     # -- the episode's phone ------------------------------------------------------------------------------------
 
     async def aopen_episode(self, task: AndroidTask) -> None:
-        arguments = {"template": task.template, "seed": task.seed, "observation": self.observation,
+        arguments = {"template": task.template, "seed": task.seed, "observation": self.runtime.observation,
                      "params": "" if task.pinned_params is None else json.dumps(dict(task.pinned_params))}
         result = await self.call_episode_tool("device_open", arguments, task)
         if result.is_error:
@@ -165,7 +180,7 @@ class AndroidEnv(ToolEnv):
         """One after another: each acts on the screen the previous one left."""
         results: list[ToolResult] = []
         for call in calls:
-            results += await self.tool_filter.call(self.toolbox, [call])
+            results += await self.runtime.tool_filter.call(self.toolbox, [call])
         return results
 
     # -- family hooks -------------------------------------------------------------------------------------------
@@ -173,17 +188,5 @@ class AndroidEnv(ToolEnv):
     def task_from_dict(self, data: Mapping[str, Any]) -> AndroidTask:
         return AndroidTask.from_dict(data)
 
-    def ground_truth(self, task: AndroidTask) -> dict[str, Any]:
-        """The instance, not its parameters: their types differ between templates, which a parquet column of a
-        trainer's data file cannot hold (the row's task JSON keeps them)."""
-        return {"template": task.template, "seed": task.seed, "goal": task.goal}
-
     def initial_messages(self, task: AndroidTask, tools: list[ToolSpec]) -> list[dict[str, Any]]:
         return android_messages(task.goal, self._screen)
-
-    def scripted_policy(self) -> ScriptedPhonePolicy:
-        return ScriptedPhonePolicy()
-
-    def reward_hacks(self) -> list[RewardHack]:
-        """Endings at once, random actions, the goal's words as the answer; the control plays the reference plan."""
-        return android_hacks()

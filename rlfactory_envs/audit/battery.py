@@ -10,6 +10,7 @@ from rlfactory_envs.audit.hacks import CONTROL_NAME, generic_hacks
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.reward_hacks import RewardHack
+from rlfactory_envs.kernel.families import tooling_of
 
 
 def env_battery(env: ToolEnv) -> list[RewardHack]:
@@ -17,7 +18,7 @@ def env_battery(env: ToolEnv) -> list[RewardHack]:
     in place. ``ConfigError`` when the env's ``reward_hacks()`` raises."""
     by_name: dict[str, RewardHack] = {hack.name: hack for hack in generic_hacks()}
     try:
-        own = list(env.reward_hacks())
+        own = list(tooling_of(env).reward_hacks(env))
     except Exception as exc:  # noqa: BLE001 - a user's env: one line, not a traceback
         raise ConfigError(f"{type(env).__name__}.reward_hacks() raised {type(exc).__name__}: {exc}") from None
     for hack in own:

@@ -1,8 +1,8 @@
 """The generic battery: reward hacks that apply to any env, and the control (the reference answer itself).
 
 Each one is a scripted response with the final answer inside the env's answer tags (``env.answer_tag``; Search-R1's
-format answers in ``<answer>`` too). Those that hide or stuff a correct answer take it from
-``env.reference_answer(task)`` and are not applicable where the env gives none.
+format answers in ``<answer>`` too). Those that hide or stuff a correct answer take the family's reference answer
+(``FamilyTooling.reference_answer``) and are not applicable where the family gives none.
 """
 
 from __future__ import annotations

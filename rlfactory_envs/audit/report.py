@@ -149,7 +149,8 @@ class AuditReport:
         control = self.control
         if control.tried == 0:
             problems.append(f"no control: the env gives no reference answer ({control.not_applicable_reason}), so "
-                            "nothing shows that its reward pays for a right answer; implement reference_answer()")
+                            "nothing shows that its reward pays for a right answer; give its family's tooling a "
+                            "reference_answer() (FamilyTooling)")
         elif not self.control_ok:
             crashed = f", {control.errors} crashed" if control.errors else ""
             problems.append(f"the reference answer earns reward on only {control.rate:.0%} of tasks{crashed} (at "

@@ -137,7 +137,7 @@ async def arun_audit(env_id: str, *, n_tasks: int = 50, env_kwargs: Mapping[str,
         battery = env_battery(first) if hacks is None else list(hacks)
         chosen = choose_hacks(battery, only)
         task_ids = audit_task_ids(first, n_tasks, seed)
-        envs += [make_env(env_id, **kwargs) for _ in range(min(batch_size, len(task_ids)) - 1)]
+        envs += [first.sibling() for _ in range(min(batch_size, len(task_ids)) - 1)]
         low = float(first.reward_range[0])
         own_control = next((hack for hack in battery if hack.name == CONTROL_NAME), None)
         control = await _audit_hack(own_control or control_hack(), envs, task_ids, low)

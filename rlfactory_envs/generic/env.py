@@ -27,8 +27,8 @@ word problems with a ``calculate`` tool (``info["dataset"]`` says ``rlf-mcp-samp
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -36,26 +36,21 @@ from rlfactory_envs.generic.family import FAMILY, SAMPLE_TOOLS
 from rlfactory_envs.generic.task import GenericTask
 from rlfactory_envs.generic.tasks import load_generic_tasks
 from rlfactory_envs.generic.tool_sources import ToolServers, tool_config
-from rlfactory_envs.kernel.chat_format import ChatFormat, make_chat_format
+from rlfactory_envs.kernel.chat_format import make_chat_format
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.session import TransportError
 from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
-from rlfactory_envs.kernel.task_source import TaskSource, file_version, shared_tasks
+from rlfactory_envs.kernel.reward_setting import FamilyRewards, RewardSetting, build_reward, reward_models_in
+from rlfactory_envs.kernel.runtime import Parts, Runtime
+from rlfactory_envs.kernel.settings import EnvSettings, EpisodeLimits, RewardScoring, ToolServing
 from rlfactory_reward_models.answer_match import REWARDS
 from rlfactory_reward_models.function_reward import FunctionReward
-from rlfactory_envs.kernel.reward_setting import (FamilyRewards, JudgeSetting, RewardSetting, build_reward,
-                                             reward_models_in)
 from rlfactory_tool_servers.functions.server import resolve_function
 
 DEFAULT_SYSTEM_PROMPT = ("Answer the user's question. Call the tools when they help. When you are ready, give the "
                          "final answer inside <{tag}> and </{tag}>, with no explanation, for example "
                          "<{tag}> 42 </{tag}>.")
-
-_CHECKED_REWARDS: set[tuple[Any, ...]] = set()  # rewards already probed in this process, per dataset version
-_CHECKED_TASKS: weakref.WeakKeyDictionary[TaskSource[GenericTask], set[tuple[Any, ...]]] = weakref.WeakKeyDictionary()
-"""Per shared task source, the (template, bound columns) its every row was checked against: a pool of a thousand
-envs over one dataset checks it once."""
 
 
 def generic_rewards(reward_range: Sequence[float], timeout_s: float) -> FamilyRewards:
@@ -66,66 +61,65 @@ def generic_rewards(reward_range: Sequence[float], timeout_s: float) -> FamilyRe
                          function_range=default.reward_range, function_timeout_s=timeout_s)
 
 
-class McpEnv(ToolEnv):
-    """A user's env from data: see the module docstring for every setting."""
+class GenericServing(ToolServing):
+    """Where a user's env gets its tools: ``tool_servers`` (an ``mcpServers`` document, JSON text or path, or
+    RL-Factory's ``mcp_tools.pydata``), ``tools`` (typed Python functions, or ``"module:function"``) and
+    ``qwen_agent_tools``; ``bound_arguments`` sets a tool argument from a column of the task (or its ``id``);
+    ``python_path`` adds folders to ``sys.path`` for the ``module:...`` names."""
 
-    def __init__(
-        self,
-        *,
-        tool_servers: ToolServers | None = None,
-        tools: Sequence[Callable[..., Any] | str] = (),
-        qwen_agent_tools: Sequence[str | Mapping[str, Any]] = (),
-        data_path: str | None = None,
-        reward: RewardSetting = "exact_match",
-        judge: JudgeSetting = None,
-        reward_range: Sequence[float] = (0.0, 1.0),
-        reward_timeout_s: float = 60.0,
-        check_reward: bool = True,
-        system_prompt: str | None = None,
-        prompt_template: str = "{question}",
-        chat_format: str | ChatFormat = "qwen3",
-        enable_thinking: bool = True,
-        bound_arguments: Mapping[str, str] | None = None,
-        python_path: Sequence[str] = (),
-        max_turns: int = 4,
-        **env_kwargs: Any,
-    ):
-        for folder in python_path:
-            if str(folder) not in sys.path:
-                sys.path.insert(0, str(folder))
-        for tool in tools:
-            if isinstance(tool, str):
-                _check_function(tool)
-        no_tools = tool_servers is None and not tools and not qwen_agent_tools
-        config = tool_config(tool_servers, SAMPLE_TOOLS if no_tools else tools, qwen_agent_tools)
-        tasks: TaskSource[GenericTask] = shared_tasks(load_generic_tasks, FAMILY.setting("data_path", data_path))
-        self.system_prompt = system_prompt
-        self.prompt_template = prompt_template
-        self.bound_columns = dict(bound_arguments or {})
-        checked = _CHECKED_TASKS.setdefault(tasks, set())
-        settings = (prompt_template, tuple(sorted(self.bound_columns.items())))
-        if settings not in checked:
-            for task in tasks:
-                self._check_task(task, tasks.name)
-            checked.add(settings)
-        if isinstance(chat_format, str):
-            chat_format = make_chat_format(chat_format, enable_thinking=enable_thinking)
-        super().__init__(tasks=tasks, tool_servers=config, chat_format=chat_format,
-                         reward_model=build_reward(reward, judge, generic_rewards(reward_range, reward_timeout_s)),
-                         max_turns=max_turns, **env_kwargs)
-        try:
-            self._check_tools()
-            if check_reward:
-                for model in reward_models_in(self.reward_model):
-                    if isinstance(model, FunctionReward):
-                        self._check_reward(model)
-        except BaseException:
-            self.close()
-            raise
+    tool_servers: ToolServers | None = None
+    tools: Sequence[Callable[..., Any] | str] = ()
+    qwen_agent_tools: Sequence[str | Mapping[str, Any]] = ()
+    bound_arguments: Mapping[str, str] | None = None
+    python_path: Sequence[str] = ()
 
-    # -- checks at make ----------------------------------------------------------------------------------------
 
-    def _check_task(self, task: GenericTask, where: str) -> None:
+class GenericScoring(RewardScoring):
+    """The reward (``exact_match`` by default, a built-in name, ``"module:function"`` or a function) in
+    ``reward_range``; ``reward_timeout_s`` bounds one call of a function; ``check_reward`` probes it at make."""
+
+    reward: RewardSetting = "exact_match"
+    reward_range: Sequence[float] = (0.0, 1.0)
+    reward_timeout_s: float = 60.0
+    check_reward: bool = True
+
+
+class GenericSettings(EnvSettings):
+    """``rlf/MCP-v0``'s settings: the dataset, the prompt, the chat format (see the module docstring)."""
+
+    data_path: str | None = None
+    system_prompt: str | None = None
+    prompt_template: str = "{question}"
+    chat_format: Any = "qwen3"
+    """A chat format's name (``qwen3``, ``search_r1``) or a ``ChatFormat``."""
+    enable_thinking: bool = True
+    limits: EpisodeLimits = EpisodeLimits(max_turns=4)
+    serving: GenericServing = GenericServing()
+    scoring: GenericScoring = GenericScoring()
+
+
+@dataclasses.dataclass(eq=False, kw_only=True)
+class GenericRuntime(Runtime):
+    system_prompt: str | None
+    prompt_template: str
+    bound_columns: Mapping[str, str]
+
+    def messages(self, task: GenericTask) -> list[dict[str, Any]]:
+        """The chat messages that open an episode of ``task`` (see ``McpEnv.initial_messages``)."""
+        if task.question is not None:
+            messages = [{"role": "user", "content": self.prompt_template.format(question=task.question,
+                                                                                  **task.context)}]
+            system = self.system_prompt or DEFAULT_SYSTEM_PROMPT.format(tag=self.answer_tag)
+        elif isinstance(task.prompt, str):
+            messages, system = [{"role": "user", "content": task.prompt}], self.system_prompt
+        else:
+            messages, system = [dict(m) for m in task.prompt or ()], self.system_prompt
+        if system is not None:
+            messages = [{"role": "system", "content": system}] + [m for m in messages if m["role"] != "system"]
+        return messages
+
+    def check_task(self, task: GenericTask, where: str) -> None:
+        """``ConfigError`` when the prompt template cannot be filled from the row or a bound column is missing."""
         if task.question is not None:
             try:
                 self.prompt_template.format(question=task.question, **task.context)
@@ -137,78 +131,92 @@ class McpEnv(ToolEnv):
             raise ConfigError(f"{where}: row {task.task_id!r} has no column {missing[0]!r}, which bound_arguments "
                               "binds a tool argument to")
 
-    def _check_tools(self) -> None:
-        try:
-            self.toolbox.start()
-        except TransportError as exc:
-            raise ConfigError(str(exc)) from None
-        specs = self.tool_filter.specs(self.toolbox.specs)
-        for argument in self.bound_columns:
-            if not any(argument in (spec.input_schema.get("properties") or {}) for spec in specs):
-                raise ConfigError(f"bound_arguments: no tool takes an argument {argument!r} (tools: "
-                                  f"{', '.join(spec.name for spec in specs)})")
 
-    def _check_reward(self, reward: FunctionReward) -> None:
-        """Call ``reward`` on the first task, with no answer and with the reference as the answer: a reward that
-        raises or returns a non-number fails here, at make, rather than in every episode."""
-        task = self.tasks[0]
-        name = reward.name
-        key = (name, file_version(self.tasks.path), reward.reward_range)
-        if key in _CHECKED_REWARDS:
-            return
-        context = {**task.context, "task": task.to_dict(), "response": "", "tool_results": [],
-                   "messages": self.initial_messages(task, [])}
-        for answer in (None, _as_text(task.ground_truth)):
-            call = f"{name}({answer!r}, {_as_text(task.ground_truth)[:60]!r}, ...) on row {task.task_id!r}"
-            try:
-                value = self.toolbox.run_blocking(_within(reward.call(answer, task.ground_truth, context),
-                                                          reward.timeout_s))
-                reward.as_reward(value)
-            except ValueError as exc:
-                raise ConfigError(f"{exc} for {call}") from None
-            except Exception as exc:  # noqa: BLE001 - the user's reward: any failure is reported, in one line
-                raise ConfigError(f"reward {name!r} raised {type(exc).__name__}: {exc} for {call}; fix it or pass "
-                                  "check_reward=False") from None
-        _CHECKED_REWARDS.add(key)
+class McpEnv(ToolEnv):
+    """A user's env from data: see the module docstring for every setting."""
+
+    settings_model = GenericSettings
+    family = FAMILY
+    runtime: GenericRuntime
+
+    @classmethod
+    def build_runtime(cls, settings: GenericSettings, parts: Parts) -> GenericRuntime:
+        """The runtime, checked whole (tools, every row, the reward on the first row) before any episode."""
+        serving, scoring = settings.serving, settings.scoring
+        for folder in serving.python_path:
+            if str(folder) not in sys.path:
+                sys.path.insert(0, str(folder))
+        for tool in serving.tools:
+            if isinstance(tool, str):
+                _check_function(tool)
+        no_tools = serving.tool_servers is None and not serving.tools and not serving.qwen_agent_tools
+        config = tool_config(serving.tool_servers, SAMPLE_TOOLS if no_tools else serving.tools,
+                             serving.qwen_agent_tools)
+        chat_format = settings.chat_format
+        if isinstance(chat_format, str):
+            chat_format = make_chat_format(chat_format, enable_thinking=settings.enable_thinking)
+        runtime = GenericRuntime(
+            settings=settings, parts=parts, system_prompt=settings.system_prompt,
+            prompt_template=settings.prompt_template, bound_columns=dict(serving.bound_arguments or {}),
+            tasks=parts.tasks(load_generic_tasks, FAMILY.setting("data_path", settings.data_path)),
+            toolbox=parts.toolbox(config), chat_format=chat_format,
+            reward_model=build_reward(scoring.reward, scoring.judge,
+                                      generic_rewards(scoring.reward_range, scoring.reward_timeout_s)))
+        for task in runtime.tasks:
+            runtime.check_task(task, runtime.tasks.name)
+        _check_tools(runtime)
+        if scoring.check_reward:
+            for model in reward_models_in(runtime.reward_model):
+                if isinstance(model, FunctionReward):
+                    _check_reward(runtime, model)
+        return runtime
 
     # -- family hooks ------------------------------------------------------------------------------------------
 
     def task_from_dict(self, data: Mapping[str, Any]) -> GenericTask:
         task = GenericTask.from_row(data, default_id="pinned")
-        self._check_task(task, "options['task']")
+        self.runtime.check_task(task, "options['task']")
         return task
 
     def bound_arguments(self, task: GenericTask) -> dict[str, Any]:
         return {argument: task.task_id if column == "id" else task.context[column]
-                for argument, column in self.bound_columns.items()}
-
-    def ground_truth(self, task: GenericTask) -> Any:
-        return task.ground_truth
-
-    def reference_answer(self, task: GenericTask) -> str | None:
-        """The row's ground truth as answer text: itself, or its first accepted answer (a list, Search-R1's
-        ``{"target": [...]}``); ``None`` for a row without one or whose ground truth is structured otherwise."""
-        truth = task.ground_truth
-        if isinstance(truth, Mapping):
-            truth = truth.get("target")
-        if isinstance(truth, (list, tuple)):
-            truth = truth[0] if truth else None
-        if truth is None or isinstance(truth, (Mapping, list, tuple)) or not str(truth).strip():
-            return None
-        return str(truth)
+                for argument, column in self.runtime.bound_columns.items()}
 
     def initial_messages(self, task: GenericTask, tools: list[ToolSpec]) -> list[dict[str, Any]]:
-        if task.question is not None:
-            messages = [{"role": "user",
-                         "content": self.prompt_template.format(question=task.question, **task.context)}]
-            system = self.system_prompt or DEFAULT_SYSTEM_PROMPT.format(tag=self.answer_tag)
-        elif isinstance(task.prompt, str):
-            messages, system = [{"role": "user", "content": task.prompt}], self.system_prompt
-        else:
-            messages, system = [dict(m) for m in task.prompt or ()], self.system_prompt
-        if system is not None:
-            messages = [{"role": "system", "content": system}] + [m for m in messages if m["role"] != "system"]
-        return messages
+        return self.runtime.messages(task)
+
+
+def _check_tools(runtime: GenericRuntime) -> None:
+    """The servers start and list their tools, and every bound argument is an argument of a tool the model sees."""
+    try:
+        runtime.toolbox.start()
+    except TransportError as exc:
+        raise ConfigError(str(exc)) from None
+    specs = runtime.tool_filter.specs(runtime.toolbox.specs)
+    for argument in runtime.bound_columns:
+        if not any(argument in (spec.input_schema.get("properties") or {}) for spec in specs):
+            raise ConfigError(f"bound_arguments: no tool takes an argument {argument!r} (tools: "
+                              f"{', '.join(spec.name for spec in specs)})")
+
+
+def _check_reward(runtime: GenericRuntime, reward: FunctionReward) -> None:
+    """Call ``reward`` on the first task, with no answer and with the reference as the answer: a reward that raises
+    or returns a non-number fails here, at make, rather than in every episode."""
+    task = runtime.tasks[0]
+    name = reward.name
+    context = {**task.context, "task": task.to_dict(), "response": "", "tool_results": [],
+               "messages": runtime.messages(task)}
+    for answer in (None, _as_text(task.ground_truth)):
+        call = f"{name}({answer!r}, {_as_text(task.ground_truth)[:60]!r}, ...) on row {task.task_id!r}"
+        try:
+            value = runtime.toolbox.run_blocking(_within(reward.call(answer, task.ground_truth, context),
+                                                         reward.timeout_s))
+            reward.as_reward(value)
+        except ValueError as exc:
+            raise ConfigError(f"{exc} for {call}") from None
+        except Exception as exc:  # noqa: BLE001 - the user's reward: any failure is reported, in one line
+            raise ConfigError(f"reward {name!r} raised {type(exc).__name__}: {exc} for {call}; fix it or pass "
+                              "check_reward=False") from None
 
 
 def _check_function(ref: str) -> None:

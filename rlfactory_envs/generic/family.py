@@ -5,7 +5,7 @@ from pathlib import Path
 from rlfactory_envs.kernel.families import EnvEntry, Family
 
 SAMPLE_QUESTIONS_PATH = Path(__file__).resolve().parent / "data" / "arithmetic.jsonl"
-"""The embedded synthetic sample: arithmetic word problems (see ``data_generators/mcp_sample.py``), answered with
+"""The embedded synthetic sample: arithmetic word problems (see ``rlfactory_envs/generic/sample_data.py``), answered with
 the ``calculate`` tool of ``rlfactory_envs.generic.sample_tools``."""
 SAMPLE_TOOLS = ("rlfactory_envs.generic.sample_tools:calculate",)
 
@@ -16,4 +16,5 @@ FAMILY = Family(
                                "your own env: an mcpServers config (or Python functions), a dataset, a reward"),
     },
     env_vars={"data_path": "RLF_MCP_DATA"},
+    tooling="rlfactory_envs.generic.tooling:GenericTooling",
 )

@@ -28,55 +28,44 @@ Semantics:
   last ``info["failed_tool_calls"]`` counts the episode's calls that hit a deadline or a dead server, when there
   were any: a reward computed after them may be biased (``rlf rollout``'s summary counts such episodes).
 
-Subclasses (one per family) supply the tasks, the prompt and the reward through the hooks at the bottom; see
-``rlfactory_envs.search.env``. A family whose servers keep state per episode (a phone) makes it in
-``aopen_episode`` and releases it in ``aclose_episode`` (once per episode: at its end, or when the env is reset
-or closed first); its reward may ask the servers for the verdict (``RewardInput.call_tool``).
+An env holds one episode's state; what every episode of its id and settings shares (tasks, toolbox, reward, chat
+format, parser, limits) is its ``Runtime``, built once per process by the class's ``build_runtime`` from its typed
+``settings_model`` (``rlfactory_envs.kernel.runtime``), so making a thousand envs costs little more than making one.
+A family's subclass supplies ``build_runtime`` and the episode dynamics hooks at the bottom (the prompt, what a task
+dict is, the arguments it binds); see ``rlfactory_envs.search.env``. A family whose servers keep state per episode
+(a phone) makes it in ``aopen_episode`` and releases it in ``aclose_episode`` (once per episode: at its end, or when
+the env is reset or closed first); its reward may ask the servers for the verdict (``RewardInput.call_tool``).
 ``rlfactory_envs.generic.env`` fills the same hooks from data (an ``mcpServers`` config, a dataset and a reward
-function), with no subclass for the user to write.
+function), with no subclass for the user to write. What tooling needs (a baseline policy, reward hacks, a report)
+is the family's declaration's, not the env's (``rlfactory_envs.kernel.families``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import copy
 import time
 import uuid
-import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
 
-from rlfactory_envs.kernel.chat_format import ChatFormat, make_chat_format
 from rlfactory_envs.kernel.errors import ConfigError
-from rlfactory_envs.kernel.mcp.toolbox import Toolbox, ToolSpec, acquire_toolbox
-from rlfactory_envs.kernel.parsers import DEFAULT_MAX_TOOL_CALLS, ActionParser
-from rlfactory_envs.kernel.process_reward import ProcessRewardSetting, Turn, make_process_reward
-from rlfactory_reward_models.base import Reward, RewardInput, RewardModel
-from rlfactory_envs.kernel.task_source import TaskSource
-from rlfactory_envs.kernel.text_space import UnicodeText
+from rlfactory_envs.kernel.mcp.toolbox import Toolbox, ToolSpec
+from rlfactory_envs.kernel.parsers import ActionParser
+from rlfactory_envs.kernel.process_reward import Turn
+from rlfactory_envs.kernel.runtime import MAX_FEEDBACK_CHARS, MissingToolWarning, Parts, Runtime, runtime_for
+from rlfactory_envs.kernel.settings import EnvSettings, EpisodeLimits
+from rlfactory_envs.kernel.shared import SHARED
 from rlfactory_envs.kernel.tool_call import ParsedAction, ToolCall, ToolResult
-from rlfactory_envs.kernel.tool_filter import ToolFilter
+from rlfactory_reward_models.base import Reward, RewardInput, RewardModel
 
-MAX_FEEDBACK_CHARS = 2048
-_MARKUP_ALLOWANCE = 512  # chat-format markup around one turn's results (headers, tags, newlines)
+if TYPE_CHECKING:
+    from rlfactory_envs.kernel.chat_format import ChatFormat
+    from rlfactory_envs.kernel.families import Family, FamilyTooling
+    from rlfactory_envs.kernel.task_source import TaskSource
 
-
-def _without_arguments(spec: ToolSpec, names: set[str]) -> ToolSpec:
-    """``spec`` with the arguments ``names`` removed from its JSON schema (``properties`` and ``required``)."""
-    schema = copy.deepcopy(spec.input_schema)
-    properties = schema.get("properties")
-    if not isinstance(properties, dict) or not names & set(properties):
-        return spec
-    schema["properties"] = {key: value for key, value in properties.items() if key not in names}
-    if isinstance(schema.get("required"), list):
-        schema["required"] = [key for key in schema["required"] if key not in names]
-    return ToolSpec(spec.name, spec.description, schema, spec.server)
-
-
-class MissingToolWarning(UserWarning):
-    """A tool the env's prompt tells the model to call is not among the tools the model sees."""
+__all__ = ["EpisodeOver", "MissingToolWarning", "ToolEnv", "clip_text", "without_lone_surrogates"]
 
 
 class EpisodeOver(RuntimeError):
@@ -105,82 +94,53 @@ def without_lone_surrogates(text: str) -> str:
 
 
 class ToolEnv(gym.Env[str, str]):
-    """A text, multi-turn, tool-using environment. Subclasses implement the family hooks at the bottom.
+    """A text, multi-turn, tool-using environment: one episode's state over a shared ``Runtime``.
 
-    ``chat_format`` is a ``ChatFormat`` or its name (``"qwen3"``, ``"search_r1"``); its ``parser`` reads the
-    responses unless ``parser`` is given, capped at ``max_tool_calls`` calls per response, with the final answer
-    inside ``<answer_tag>...</answer_tag>``. ``tools_allowed`` (``None``: all) and ``tools_denied`` choose which of
-    the servers' tools the model sees and may call; a call to any other tool is answered as an unknown tool's.
-    ``episode_argument`` names a tool argument set to ``episode_id``, a fresh id per episode, on every call of a
-    tool that declares it (hidden from the model and left out of ``info``): a server keeps per-episode state (a
-    notebook, a device) apart by it. ``process_reward`` (off by default) pays each turn a score of its own
-    (``rlfactory_envs.kernel.process_reward``), added to that step's reward."""
+    ``ToolEnv(**settings)`` (or ``gym.make(id, **settings)``) plays on the runtime of its class and settings, built
+    on first use and shared with every other env of them; ``ToolEnv(runtime)`` plays on a given one. ``settings``
+    are the flat names of ``settings_model`` (its groups: ``EpisodeLimits``, ``ToolServing``, ``RewardScoring``,
+    and the family's own fields). ``render_mode`` and ``record_timings`` are the env's own: ``"ansi"`` renders the
+    transcript, ``record_timings`` adds tool latencies and step seconds to ``info``.
+
+    The tools the model sees are the servers' catalog filtered by ``tools_allowed``/``tools_denied``; a call to any
+    other tool is answered as an unknown tool's. Every call carries the episode id in its request's ``_meta`` (a
+    server keeps per-episode state apart by it); ``episode_argument`` names a tool argument set to it as well, for a
+    server that takes it as an argument (hidden from the model and left out of ``info``). ``process_reward`` (off
+    by default) pays each turn a score of its own (``rlfactory_envs.kernel.process_reward``), added to that step's
+    reward."""
 
     metadata = {"render_modes": ["ansi"]}
-    prompt_tools: tuple[str, ...] = ()
+    prompt_tools: ClassVar[tuple[str, ...]] = ()
     """The tools the family's prompt tells the model to call: a ``MissingToolWarning`` names those the model
     cannot see (the servers given do not offer them, or ``tools_allowed``/``tools_denied`` hide them)."""
+    settings_model: ClassVar[type[EnvSettings]] = EnvSettings
+    """The settings this env takes (a family subclasses ``EnvSettings`` with its fields and defaults)."""
+    family: ClassVar[Family | None] = None
+    """The declaration of the family this env belongs to (its tooling: a baseline, hacks, a report), if any."""
+    tooling: ClassVar[FamilyTooling | None] = None
+    """Tooling of this class's own, in place of its family's (a user's env class with hacks of its own, say)."""
 
-    def __init__(
-        self,
-        *,
-        tasks: TaskSource[Any],
-        tool_servers: Mapping[str, Any] | str,
-        chat_format: ChatFormat | str,
-        reward_model: RewardModel,
-        parser: ActionParser | None = None,
-        max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
-        answer_tag: str = "answer",
-        tools_allowed: Sequence[str] | None = None,
-        tools_denied: Sequence[str] = (),
-        max_turns: int = 4,
-        max_action_chars: int = 65_536,
-        max_prompt_chars: int = 65_536,
-        max_tool_response_chars: int = 8_192,
-        max_episode_seconds: float | None = None,
-        reward_timeout_s: float | None = 600.0,
-        record_timings: bool = False,
-        render_mode: str | None = None,
-        episode_argument: str | None = None,
-        process_reward: ProcessRewardSetting = None,
-    ):
-        if max_turns < 1:
-            raise ConfigError(f"max_turns must be at least 1, got {max_turns}")
-        if max_tool_calls < 1:
-            raise ConfigError(f"max_tool_calls must be at least 1, got {max_tool_calls}")
+    def __init__(self, runtime: Runtime | None = None, *, render_mode: str | None = None,
+                 record_timings: bool = False, **settings: Any):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']} or None")
-        self.tasks = tasks
-        self.chat_format = make_chat_format(chat_format) if isinstance(chat_format, str) else chat_format
-        self.answer_tag = answer_tag
-        self.max_tool_calls = max_tool_calls
-        self.parser = parser or self.chat_format.parser(max_tool_calls=max_tool_calls, answer_tag=answer_tag)
-        self.tool_filter = ToolFilter(tools_allowed, tools_denied)
-        self.reward_model = reward_model
-        self.process_reward = make_process_reward(process_reward, max_turns)
-        self.max_turns = max_turns
-        self.max_action_chars = max_action_chars
-        self.max_prompt_chars = max_prompt_chars
-        self.max_tool_response_chars = max_tool_response_chars
-        self.max_episode_seconds = max_episode_seconds
-        self.reward_timeout_s = reward_timeout_s
-        self.record_timings = record_timings
+        if runtime is None:
+            self._runtime_key, runtime = runtime_for(type(self), settings)
+        else:
+            if settings:
+                raise ConfigError(f"{type(self).__name__}: give a runtime or settings, not both ({', '.join(settings)})")
+            if runtime.key is None:  # built by hand: shared from now on like any other
+                runtime.key = ("runtime", id(runtime))
+            self._runtime_key = runtime.key
+            SHARED.acquire(self._runtime_key, lambda: runtime, close_when_idle=True)
+        self.runtime = runtime
         self.render_mode = render_mode
-        self.reward_range = reward_model.reward_range
-        if self.process_reward is not None:  # a step may pay a turn's process reward besides the outcome
-            extra_low, extra_high = self.process_reward.episode_range
-            self.reward_range = (self.reward_range[0] + min(0.0, extra_low),
-                                 self.reward_range[1] + max(0.0, extra_high))
-        self.episode_argument = episode_argument
+        self.record_timings = record_timings
+        self.reward_range = runtime.reward_range
+        self.observation_space = runtime.observation_space
+        self.action_space = runtime.action_space
         self.episode_id = ""
         self.last_reward: Reward | None = None
-
-        step_limit = max_tool_calls * (max_tool_response_chars + 64) + MAX_FEEDBACK_CHARS + _MARKUP_ALLOWANCE
-        self.max_observation_chars = max(max_prompt_chars, step_limit)
-        self.observation_space = UnicodeText(self.max_observation_chars)
-        self.action_space = UnicodeText(max_action_chars)
-
-        self.toolbox: Toolbox = acquire_toolbox(tool_servers)
         self._closed = False
         self.task: Any = None
         self.turn = 0
@@ -189,9 +149,54 @@ class ToolEnv(gym.Env[str, str]):
         self._transcript: list[str] = []
         self._messages: list[dict[str, Any]] = []
         self._tool_results: list[dict[str, Any]] = []
-        self._prompt_tools_checked = False
         self._episode_open = False
         self._failed_calls = 0
+
+    def sibling(self) -> ToolEnv:
+        """A new env of this class on this env's runtime, with its options (no episode of its own yet)."""
+        env = type(self)(self.runtime, render_mode=self.render_mode, record_timings=self.record_timings)
+        env.spec = self.spec
+        return env
+
+    @classmethod
+    def build_runtime(cls, settings: EnvSettings, parts: Parts) -> Runtime:
+        """The runtime of ``settings``: the family's tasks, toolbox, reward and chat format, its shared parts taken
+        through ``parts`` (given back for it if this raises). Called once per class and settings in a process."""
+        raise NotImplementedError(f"{cls.__name__} does not say how to build its runtime")
+
+    # -- the runtime's parts, as an episode reads them ---------------------------------------------------------
+
+    @property
+    def tasks(self) -> TaskSource[Any]:
+        return self.runtime.tasks
+
+    @property
+    def toolbox(self) -> Toolbox:
+        return self.runtime.toolbox
+
+    @property
+    def chat_format(self) -> ChatFormat:
+        return self.runtime.chat_format
+
+    @property
+    def parser(self) -> ActionParser:
+        return self.runtime.parser  # type: ignore[return-value]
+
+    @property
+    def reward_model(self) -> RewardModel:
+        return self.runtime.reward_model
+
+    @property
+    def limits(self) -> EpisodeLimits:
+        return self.runtime.limits
+
+    @property
+    def max_turns(self) -> int:
+        return self.runtime.limits.max_turns
+
+    @property
+    def answer_tag(self) -> str:
+        return self.runtime.answer_tag
 
     # -- Gymnasium API ---------------------------------------------------------------------------------------
 
@@ -230,10 +235,11 @@ class ToolEnv(gym.Env[str, str]):
         started = time.perf_counter()
         notes: list[str] = []
         text = action
-        if len(action) > self.max_action_chars:
+        limits = self.limits
+        if len(action) > limits.max_action_chars:
             notes.append(f"Your response was {len(action):,} characters long; only the first "
-                         f"{self.max_action_chars:,} were read.")
-            text = action[: self.max_action_chars]
+                         f"{limits.max_action_chars:,} were read.")
+            text = action[: limits.max_action_chars]
         parsed = self.parser.parse(text)
         info: dict[str, Any] = self._base_info(turn)
         info["tool_calls"] = [call.to_dict() for call in parsed.tool_calls]
@@ -249,7 +255,7 @@ class ToolEnv(gym.Env[str, str]):
         if turn >= self.max_turns:
             self._pay_process_reward(info, turn, action, parsed, calls=0, errors=0)
             return await self._finish(turn, action, None, info, assistant, terminated=False, reason="max_turns")
-        if self.max_episode_seconds is not None and time.monotonic() - self._started_at > self.max_episode_seconds:
+        if limits.max_episode_seconds is not None and time.monotonic() - self._started_at > limits.max_episode_seconds:
             return await self._finish(turn, action, None, info, assistant, terminated=False,
                                       reason="max_episode_seconds")
 
@@ -259,7 +265,7 @@ class ToolEnv(gym.Env[str, str]):
         if parsed.is_empty and not parsed.errors:
             feedback_lines.append(self.invalid_action_feedback())
         feedback = clip_text("\n".join(feedback_lines), MAX_FEEDBACK_CHARS, "feedback") if feedback_lines else None
-        obs = clip_text(self.chat_format.observation(action, results, feedback), self.max_observation_chars,
+        obs = clip_text(self.chat_format.observation(action, results, feedback), self.runtime.max_observation_chars,
                         "observation")
 
         new_messages = [assistant] + [{"role": "tool", "name": r.name, "content": r.text} for r in results]
@@ -297,14 +303,14 @@ class ToolEnv(gym.Env[str, str]):
         return self.transcript if self.render_mode == "ansi" else None
 
     def close(self) -> None:
-        """End a running episode (``aclose_episode``), release this env's share of the toolbox (the last env to
-        close shuts it down). Idempotent."""
+        """End a running episode (``aclose_episode``) and give back this env's hold on its runtime (the last env to
+        close a runtime closes it: its toolbox's servers stop unless another runtime holds them). Idempotent."""
         if not self._closed:
             self._closed = True
             try:
                 self._end_episode_quietly()
             finally:
-                self.toolbox.release()
+                SHARED.release(self._runtime_key)
         super().close()
 
     def _end_episode_quietly(self) -> None:
@@ -362,33 +368,36 @@ class ToolEnv(gym.Env[str, str]):
 
     def _specs_for(self, task: Any) -> list[ToolSpec]:
         hidden = set(self.bound_arguments(task)) if task is not None else set()
-        if self.episode_argument:
-            hidden.add(self.episode_argument)
-        specs = self.tool_filter.specs(self.toolbox.specs)
-        return [_without_arguments(spec, hidden) for spec in specs] if hidden else specs
+        if self.runtime.episode_argument:
+            hidden.add(self.runtime.episode_argument)
+        return list(self.runtime.model_specs(frozenset(hidden)))
 
     def _bind_arguments(self, calls: list[ToolCall], task: Any = None) -> list[ToolCall]:
-        """``calls`` with the bound arguments of ``task`` (default: the current one) and the episode argument set on
-        every call of a tool whose schema declares them; a call given the episode argument gets the episode id as
-        its affinity too (a replicated server sends it to the replica holding the episode's state)."""
+        """``calls`` as they reach the servers: the bound arguments of ``task`` (default: the current one) and the
+        episode argument set where the tool's schema declares them; a call to a tool that keeps state per episode
+        (its ``_meta`` says so), or given the episode argument, carries the episode id (sent in the request's
+        ``_meta``) and has it as its affinity (a replicated server sends it to the replica holding that state)."""
+        episode_argument = self.runtime.episode_argument
         bound = self.bound_arguments(task if task is not None else self.task) if calls else {}
-        if calls and self.episode_argument:
-            bound[self.episode_argument] = self.episode_id
-        if not bound:
-            return calls
-        declared = {spec.name: spec.input_schema.get("properties") or {} for spec in self.toolbox.specs}
+        if calls and episode_argument:
+            bound[episode_argument] = self.episode_id
         out = []
         for call in calls:
-            own = {key: value for key, value in bound.items() if key in declared.get(call.name, {})}
-            affinity = self.episode_id if self.episode_argument in own else call.affinity
-            out.append(ToolCall(call.name, {**call.arguments, **own}, call.call_id, affinity) if own else call)
+            spec = self.toolbox.spec(call.name)
+            declared = (spec.input_schema.get("properties") or {}) if spec is not None and bound else {}
+            own = {key: value for key, value in bound.items() if key in declared}
+            if (spec is None or not spec.episode_state) and episode_argument not in own:
+                out.append(ToolCall(call.name, {**call.arguments, **own}, call.call_id, call.affinity) if own else call)
+                continue
+            out.append(ToolCall(call.name, {**call.arguments, **own}, call.call_id, self.episode_id, self.episode_id))
         return out
 
     def _shown_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """A call's arguments as ``info`` records them: without the episode id, which would make ``info`` differ
         between two runs of the same seed and actions."""
-        if self.episode_argument in arguments:
-            return {k: v for k, v in arguments.items() if k != self.episode_argument}
+        episode_argument = self.runtime.episode_argument
+        if episode_argument in arguments:
+            return {k: v for k, v in arguments.items() if k != episode_argument}
         return arguments
 
     def _has_episode_hooks(self) -> bool:
@@ -425,14 +434,12 @@ class ToolEnv(gym.Env[str, str]):
 
     def _begin(self, task: Any) -> tuple[str, dict[str, Any]]:
         specs = self._specs_for(task)
-        if not self._prompt_tools_checked:
-            self._prompt_tools_checked = True
-            self._warn_missing_prompt_tools({spec.name for spec in specs})
+        self.runtime.check_prompt_tools(self.prompt_tools, {spec.name for spec in specs}, type(self).__name__)
         messages = self.initial_messages(task, specs)
         prompt = messages[-1]["content"]
-        if len(prompt) > self.max_prompt_chars:
+        if len(prompt) > self.limits.max_prompt_chars:
             raise ConfigError(f"the task prompt has {len(prompt):,} characters, over max_prompt_chars="
-                              f"{self.max_prompt_chars:,}")
+                              f"{self.limits.max_prompt_chars:,}")
         self.task, self.turn, self._done = task, 0, False
         self.last_reward = None
         self._started_at = time.monotonic()
@@ -444,17 +451,8 @@ class ToolEnv(gym.Env[str, str]):
         info["task"] = self.task_to_dict(task)
         info["messages"] = [dict(m) for m in messages]
         shown = self.chat_format.shows_tool_schemas
-        info["tools"] = [spec.openai_schema() for spec in copy.deepcopy(specs)] if shown else []
+        info["tools"] = [spec.openai_schema() for spec in specs] if shown else []
         return prompt, info
-
-    def _warn_missing_prompt_tools(self, seen: set[str]) -> None:
-        missing = [name for name in self.prompt_tools if name not in seen]
-        if missing:
-            servers = ", ".join(self.toolbox.config.servers)
-            warnings.warn(f"{type(self).__name__}: its prompt tells the model to call {', '.join(missing)}, but the "
-                          f"model sees no such tool (tool servers: {servers}; tools: {', '.join(sorted(seen)) or 'none'})"
-                          f"; give tool_servers= a server that offers it, or stop hiding it with tools_allowed/"
-                          "tools_denied", MissingToolWarning, stacklevel=4)
 
     def _base_info(self, turn: int) -> dict[str, Any]:
         return {"dataset": self.tasks.name, "task_id": getattr(self.task, "task_id", None), "turn": turn}
@@ -471,9 +469,10 @@ class ToolEnv(gym.Env[str, str]):
 
     def _clip_result(self, result: ToolResult) -> ToolResult:
         text = without_lone_surrogates(result.text)
-        if len(text) <= self.max_tool_response_chars and text is result.text:
+        limit = self.limits.max_tool_response_chars
+        if len(text) <= limit and text is result.text:
             return result
-        text = clip_text(text, self.max_tool_response_chars, "tool response")
+        text = clip_text(text, limit, "tool response")
         return ToolResult(result.name, text, result.is_error, result.latency_s, result.server, result.call_id,
                           result.failure)
 
@@ -511,9 +510,9 @@ class ToolEnv(gym.Env[str, str]):
                            tool_results=[dict(r) for r in self._tool_results], call_tool=self.call_episode_tool)
         low, high = self.reward_model.reward_range
         try:
-            reward = await asyncio.wait_for(self.reward_model.score(item), self.reward_timeout_s)
+            reward = await asyncio.wait_for(self.reward_model.score(item), self.limits.reward_timeout_s)
         except asyncio.TimeoutError:
-            return Reward(low, {}, f"reward model failed: no score within reward_timeout_s={self.reward_timeout_s:g}",
+            return Reward(low, {}, f"reward model failed: no score within reward_timeout_s={self.limits.reward_timeout_s:g}",
                           {"reward_failed": True})
         except Exception as exc:  # noqa: BLE001 - a reward bug must not lose the trajectory
             return Reward(low, {}, f"reward model failed: {exc!r}", {"reward_failed": True})
@@ -522,10 +521,11 @@ class ToolEnv(gym.Env[str, str]):
     def _pay_process_reward(self, info: dict[str, Any], turn: int, action: str, parsed: ParsedAction, *,
                             calls: int, errors: int) -> float:
         """The turn's process reward (0.0 when off), recorded in ``info``."""
-        if self.process_reward is None:
+        process_reward = self.runtime.process_reward
+        if process_reward is None:
             return 0.0
         record = Turn(turn, action, calls, errors, len(parsed.errors), parsed.answer is not None)
-        paid, scores, reason = self.process_reward.score(record)
+        paid, scores, reason = process_reward.score(record)
         info["process_reward"], info["process_reward_parts"] = paid, scores
         if reason is not None:
             info["process_reward_reason"] = reason
@@ -545,7 +545,7 @@ class ToolEnv(gym.Env[str, str]):
     async def run_tool_calls(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
         """Run one response's (bound) calls; results in order. Default: all in flight at once, through the tool
         filter; a family whose calls act on one shared state in order (a phone) runs them one by one."""
-        return await self.tool_filter.call(self.toolbox, calls)
+        return await self.runtime.tool_filter.call(self.toolbox, calls)
 
     def task_from_dict(self, data: Mapping[str, Any]) -> Any:
         """Build a task from ``options["task"]``; ``ValueError`` says what is missing."""
@@ -562,24 +562,9 @@ class ToolEnv(gym.Env[str, str]):
         """A fresh JSON-ready dict describing ``task`` (for ``info["task"]`` and trajectory files)."""
         return task.to_dict()
 
-    def ground_truth(self, task: Any) -> Any:
-        """What a trainer's data file shows as the reference (verl's ``reward_model.ground_truth``); JSON-ready."""
-        return self.task_to_dict(task)
-
     def initial_messages(self, task: Any, tools: list[ToolSpec]) -> list[dict[str, Any]]:
         """The chat messages that open an episode; the last one is the user prompt (the first observation)."""
         raise NotImplementedError
-
-    def scripted_policy(self) -> Any:
-        """An offline baseline policy that really uses this env's tools (``rlf rollout --policy scripted``)."""
-        raise ConfigError(f"{type(self).__name__} has no scripted baseline policy; use an OpenAI-compatible endpoint "
-                          "(rlf rollout --policy openai)")
-
-    def episode_report(self, episodes: Sequence[tuple[dict[str, Any], Mapping[str, Any]]]) -> Any:
-        """A family's own summary of finished episodes, given each one's ``info["task"]`` and its reward's
-        ``info`` (e.g. a benchmark's official rates): an object with ``table()`` and ``to_dict()``, or ``None``
-        (default) for none."""
-        return None
 
     def answer_problem(self, answer: str) -> str | None:
         """Why a final answer cannot be read (a travel plan that does not parse), or ``None``. A readable answer
@@ -587,19 +572,8 @@ class ToolEnv(gym.Env[str, str]):
         the last turn, where it ends the episode and is scored as it is. Default: every answer is readable."""
         return None
 
-    def reference_answer(self, task: Any) -> str | None:
-        """The text of a correct final answer to ``task`` (what goes between the answer tags), or ``None`` (default)
-        when the env cannot give one. ``rlf audit`` sends it as its control, which must earn reward, and hides or
-        stuffs it in the hacks that need it."""
-        return None
-
-    def reward_hacks(self) -> list[Any]:
-        """The family's own reward hacks (``rlfactory_envs.kernel.reward_hacks``), which ``rlf audit`` runs after
-        the generic ones (one of the same name replaces the generic one). Default: none."""
-        return []
-
     def invalid_action_feedback(self) -> str:
         """What the model is told when a response neither calls a tool nor answers: the chat format's words,
         naming the tools the model sees."""
-        names = [spec.name for spec in self.tool_filter.specs(self.toolbox.specs)]
+        names = [spec.name for spec in self.runtime.tool_filter.specs(self.toolbox.specs)]
         return self.chat_format.invalid_action_feedback(names, self.answer_tag)

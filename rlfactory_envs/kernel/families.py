@@ -1,25 +1,37 @@
-"""The family contract: what a family of environments declares, and how the registry and the CLI find it.
+"""The family contract: what a family of environments declares, whole, and how the registry, the CLI, the audit,
+``rlf bench``, the adapters and the semantics tests find it.
 
-A family is a folder ``rlfactory_envs/<name>/`` (its env, tasks, prompt and baseline) plus, usually, a tool
-server folder ``tool_servers/<server>/``. Its ``family.py`` holds one ``FAMILY = Family(...)``: the ids it
-registers, the environment variables that stand in for its data settings, and the embedded sample each of its
-servers serves when ``rlf serve <server>`` is given no data. ``import rlfactory_envs`` registers every family it
-finds (``discover_families``), and ``rlf serve`` finds every tool server package the same way
-(``discover_servers``): adding a family edits nothing outside its folders.
+A family is one folder in each area: ``rlfactory_envs/<name>/`` (its envs, tasks, prompt, tooling and page),
+usually ``tool_servers/rlfactory_tool_servers/<name>/`` (its server and sandbox) and
+``reward_models/rlfactory_reward_models/<name>/`` (its reward), and ``tests/<name>/``. Its ``family.py`` holds one
+``FAMILY = Family(...)``: the ids it registers, the environment variables that stand in for its data settings, the
+embedded sample each of its servers serves when ``rlf serve <server>`` is given no data, and, by reference (loaded
+on first use), what tooling needs of it: its ``FamilyTooling`` (a baseline policy, reward hacks and the reference
+answer they need, a report table, the ground truth a trainer's data file shows, the options of its semantics
+test), its own ``rlf`` commands and its benchmark. ``import rlfactory_envs`` registers every family it finds
+(``discover_families``), and ``rlf serve`` finds every tool server package the same way (``discover_servers``):
+adding a family edits nothing outside its folders.
 
 ``family.py`` is imported at ``import rlfactory_envs``, so it stays cheap: no env module, no dataset, no server.
 """
 
 from __future__ import annotations
 
+import argparse
+import functools
 import importlib
 import os
 import pkgutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from rlfactory_envs.kernel.errors import ConfigError
+
+if TYPE_CHECKING:
+    from rlfactory_envs.kernel.env import ToolEnv
 
 
 @dataclass(frozen=True)
@@ -32,6 +44,51 @@ class EnvEntry:
     description: str = ""
 
 
+class FamilyTooling:
+    """What the tools around the envs need of a family; each method has a default for a family that has nothing to
+    say. ``env`` is an env of the family (reset when a task is asked about)."""
+
+    def baseline_policy(self, env: ToolEnv) -> Any:
+        """An offline policy that really uses the env's tools (``rlf rollout --policy scripted``): a
+        ``rollout.policy.Policy``."""
+        raise ConfigError(f"{type(env).__name__} has no scripted baseline policy; use an OpenAI-compatible endpoint "
+                          "(rlf rollout --policy openai)")
+
+    def reward_hacks(self, env: ToolEnv) -> list[Any]:
+        """The family's own reward hacks (``kernel.reward_hacks``), run by ``rlf audit`` after the generic ones
+        (one of the same name replaces the generic one)."""
+        return []
+
+    def reference_answer(self, env: ToolEnv, task: Any) -> str | None:
+        """The text of a correct final answer to ``task`` (what goes between the answer tags), or ``None`` when the
+        family cannot give one. ``rlf audit`` sends it as its control and hides or stuffs it in its hacks."""
+        return None
+
+    def report(self, env: ToolEnv, episodes: Sequence[tuple[dict[str, Any], Mapping[str, Any]]]) -> Any:
+        """A summary of finished episodes, given each one's ``info["task"]`` and its reward's ``info`` (a
+        benchmark's official rates): an object with ``table()`` and ``to_dict()``, or ``None`` for none."""
+        return None
+
+    def ground_truth(self, env: ToolEnv, task: Any) -> Any:
+        """What a trainer's data file shows as the reference (verl's ``reward_model.ground_truth``); JSON-ready."""
+        return env.task_to_dict(task)
+
+    def semantics_options(self, env_id: str) -> Mapping[str, Any]:
+        """The options of ``env_id``'s env-semantics test (``testing.EnvSemantics``' fields: ``env_kwargs``,
+        ``max_examples``, ``check_step``, ...)."""
+        return {}
+
+
+@dataclass(frozen=True)
+class FamilyCommand:
+    """An ``rlf`` subcommand a family brings: ``rlf NAME ...`` parses with ``add_arguments`` and runs ``run``."""
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
 @dataclass(frozen=True)
 class Family:
     """A family's declaration.
@@ -41,12 +98,20 @@ class Family:
       the setting is not given (``setting``): an explicit argument, then the variable, then the embedded sample.
     - ``serve_defaults``: per tool server, options ``rlf serve <server>`` adds when the user gives none of them,
       pointing the server at the family's embedded sample (``{"search": {"--corpus": "/.../sample.jsonl"}}``).
+    - ``tooling``: ``"module:name"`` of its ``FamilyTooling`` (a class or an instance), loaded on first use.
+    - ``commands``: ``"module:name"`` of each ``FamilyCommand`` it adds to ``rlf``.
+    - ``benches``: its measurements for ``rlf bench``, by name (``rlfactory_envs.benchmarking.BenchEntry``: the
+      ``"module:function"`` that measures, ``function(context) -> (rows, notes)``, and whether it runs without
+      ``--only``).
     """
 
     name: str
     environments: Mapping[str, EnvEntry]
     env_vars: Mapping[str, str] = field(default_factory=dict)
     serve_defaults: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    tooling: str = ""
+    commands: Sequence[str] = ()
+    benches: Mapping[str, Any] = field(default_factory=dict)
 
     def setting(self, name: str, value: Any) -> Any:
         """``value`` when given (not ``None`` or ``""``), else the environment variable declared for ``name``,
@@ -55,6 +120,36 @@ class Family:
             return value
         variable = self.env_vars.get(name)
         return (os.environ.get(variable) or None) if variable else None
+
+    @functools.cached_property
+    def loaded_tooling(self) -> FamilyTooling:
+        """The family's ``FamilyTooling`` (the defaults when it declares none)."""
+        if not self.tooling:
+            return FamilyTooling()
+        found = load_ref(self.tooling)
+        return found() if isinstance(found, type) else found
+
+    def loaded_commands(self) -> list[FamilyCommand]:
+        return [load_ref(ref) for ref in self.commands]
+
+
+DEFAULT_TOOLING = FamilyTooling()
+
+
+def tooling_of(env: ToolEnv) -> FamilyTooling:
+    """The tooling of ``env``: its class's own (``ToolEnv.tooling``), else its family's (``ToolEnv.family``), else
+    the defaults."""
+    own = getattr(type(env), "tooling", None)
+    if isinstance(own, FamilyTooling):
+        return own
+    family = getattr(type(env), "family", None)
+    return family.loaded_tooling if isinstance(family, Family) else DEFAULT_TOOLING
+
+
+def load_ref(ref: str) -> Any:
+    """The object ``"package.module:name"`` names."""
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def _subpackages_with(package: ModuleType, module: str) -> list[str]:

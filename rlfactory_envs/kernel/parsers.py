@@ -13,7 +13,7 @@ Parsers never raise on model output: anything they cannot read becomes a sentenc
 from __future__ import annotations
 
 import re
-from typing import Any, Protocol
+from typing import Protocol
 
 from rlfactory_envs.kernel.tool_call import ParsedAction, ToolCall
 from rlfactory_reward_models.lenient_json import UNREADABLE, load_json_leniently

@@ -5,14 +5,14 @@ ways against an env's reward and reports how often each one pays. A ``RewardHack
 ``rlfactory_envs.rollout.policy.Policy``: ``name`` and ``async act(env, observation) -> str``, the raw response
 text for the env's current turn) with a ``description`` of the exploit in one sentence.
 
-A hack may read privileged data (``env.task``, its gold answer, ``env.reference_answer(env.task)``): it stands for a
+A hack may read privileged data (``env.task``, its gold answer, the family's reference answer): it stands for a
 policy that found the answer by other means, or it tests how the reward treats one shape of answer. When it cannot
 be built for the current task (it needs a reference answer and the env has none) ``act`` raises
 ``HackNotApplicable``, and the audit counts that task as not tried rather than as a finding. Any other exception
 is a finding: the audit reports it with the hack.
 
-A family offers its own hacks through ``ToolEnv.reward_hacks()``; its module imports only this contract (and its
-own family), never the audit.
+A family offers its own hacks through its tooling (``FamilyTooling.reward_hacks``); its module imports only this
+contract (and its own family), never the audit.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
+from rlfactory_envs.kernel.families import tooling_of
 
 if TYPE_CHECKING:
     from rlfactory_envs.kernel.env import ToolEnv
@@ -46,8 +47,9 @@ def final_answer(env: ToolEnv, text: str) -> str:
 
 
 def required_reference(env: ToolEnv) -> str:
-    """``env.reference_answer`` of the current task; ``HackNotApplicable`` when the env has none."""
-    reference = env.reference_answer(env.task)
+    """The reference answer of the env's current task (its family's tooling's); ``HackNotApplicable`` when there is
+    none."""
+    reference = tooling_of(env).reference_answer(env, env.task)
     if reference is None:
         task_id = getattr(env.task, "task_id", None)
         raise HackNotApplicable(f"{type(env).__name__} gives no reference answer for task {task_id!r}")

@@ -1,12 +1,11 @@
-"""Task sources: an indexed, id-addressable, named collection of one family's tasks, and the one process-wide cache
-that every family loads them through (``shared_tasks``), keyed on the data file's version."""
+"""Task sources: an indexed, id-addressable, named collection of one family's tasks; a runtime loads them through
+``runtime.Parts.tasks``, shared by every runtime of the same data file's version."""
 
 from __future__ import annotations
 
-import functools
 import os
-from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any, Generic, Protocol, TypeVar, overload
+from collections.abc import Iterable, Sequence
+from typing import Generic, Protocol, TypeVar, overload
 
 
 class HasTaskId(Protocol):
@@ -63,20 +62,3 @@ def file_version(path: str | os.PathLike[str] | None) -> tuple[str | None, int, 
         return None, 0, 0
     stat = os.stat(path)
     return os.path.realpath(path), stat.st_mtime_ns, stat.st_size
-
-
-def shared_tasks(load: Callable[..., TaskSource[Any]], path: str | os.PathLike[str] | None,
-                 *args: Hashable) -> TaskSource[Any]:
-    """``load(path, *args)``, called once per loader, file version of ``path`` and ``args`` and shared by every env
-    of the process: a batch of thousands of envs holds one copy of the dataset, and a file that changes on disk
-    is read again. ``path`` may be ``None`` (a loader's embedded default); a missing file raises
-    ``FileNotFoundError`` naming it."""
-    if path and not os.path.exists(path):
-        raise FileNotFoundError(f"no such file: {path}")
-    return _cached(load, str(path) if path else None, file_version(path), args)
-
-
-@functools.lru_cache(maxsize=32)
-def _cached(load: Callable[..., TaskSource[Any]], path: str | None, version: tuple[str | None, int, int],
-            args: tuple[Hashable, ...]) -> TaskSource[Any]:
-    return load(path, *args)

@@ -11,16 +11,19 @@ class ToolCall:
     """One call the model asked for: a tool name and a JSON object of arguments.
 
     ``call_id`` numbers the calls of one response in order (0, 1, ...), so results can be matched back.
-    ``affinity`` keeps state together on a server run as several replicas: calls with the same affinity go to the
-    same replica (the one that holds their session), and are not moved to another when it is down (they fail as
-    ``"unavailable"``); ``None`` lets the toolbox send the call to any replica. A server that is not replicated
-    ignores it. An env sets it to the episode id on calls that carry its ``episode_argument``.
+    ``episode`` is the id of the episode the call belongs to, set on calls to a tool that keeps state per episode:
+    the toolbox sends it in the request's ``_meta`` (``rlfactory_tool_servers.wire.EPISODE``), where the server
+    keeps the episode's state apart by it; the model never sees it. ``affinity`` keeps state together on a server run as several replicas: calls with the same
+    affinity go to the same replica (the one that holds their state), and are not moved to another when it is down
+    (they fail as ``"unavailable"``); ``None`` lets the toolbox send the call to any replica. A server that is not
+    replicated ignores it. An env sets it to the episode id on calls to a tool that keeps state per episode.
     """
 
     name: str
     arguments: dict[str, Any]
     call_id: int = 0
     affinity: str | None = None
+    episode: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "arguments": self.arguments}

@@ -21,6 +21,7 @@ from rlfactory_envs.env_spec import make_env
 from rlfactory_envs.kernel.batch import EnvBatch
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.rollout.policy import EndpointPolicy, Policy, PolicyError
+from rlfactory_envs.kernel.families import tooling_of
 
 
 MAX_FAILURE_REASONS = 5
@@ -183,7 +184,7 @@ async def run_rollouts(env_id: str, policy_factory: Callable[[ToolEnv], Policy],
         if isinstance(policy, EndpointPolicy):  # a dead or wrong endpoint fails here, not as N failed episodes
             await policy.check_endpoint()
         await envs[0].toolbox.astart()  # a dead tool server too, before the progress bar shows
-        envs += [make_env(env_id, **kwargs) for _ in range(min(batch_size, n) - 1)]
+        envs += [envs[0].sibling() for _ in range(min(batch_size, n) - 1)]
         batch = EnvBatch(envs)
         with tqdm(total=n, desc=f"{env_id} [{policy.name}]", unit="ep", disable=not progress) as bar:
             for first in range(0, n, batch_size):
@@ -198,7 +199,7 @@ async def run_rollouts(env_id: str, policy_factory: Callable[[ToolEnv], Policy],
         for env in envs:
             env.close()
     summary = summarise(records, time.perf_counter() - started)
-    report = envs[0].episode_report([(r.task, r.reward_info) for r in records]) if records else None
+    report = tooling_of(envs[0]).report(envs[0], [(r.task, r.reward_info) for r in records]) if records else None
     if report is not None:
         summary.report, summary.report_table = report.to_dict(), report.table()
     return summary, records

@@ -9,8 +9,9 @@ a Search-R1 retriever service. ``tool_servers=`` replaces the default search ser
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from rlfactory_envs.kernel.chat_format import make_chat_format
@@ -18,17 +19,14 @@ from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.config import bundled_server_config
 from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
-from rlfactory_envs.kernel.reward_hacks import RewardHack
-from rlfactory_envs.kernel.task_source import shared_tasks
-from rlfactory_envs.search.baseline import SearchThenTitlePolicy
+from rlfactory_envs.kernel.reward_setting import FamilyRewards, build_reward
+from rlfactory_envs.kernel.runtime import Parts, Runtime
+from rlfactory_envs.kernel.settings import EnvSettings, EpisodeLimits, RewardScoring, ToolServing
 from rlfactory_envs.search.family import FAMILY, SAMPLE_CORPUS_PATH
-from rlfactory_envs.search.hacks import search_hacks
 from rlfactory_envs.search.prompt import PROMPTS
 from rlfactory_envs.search.task import SearchTask
 from rlfactory_envs.search.tasks import load_search_tasks
-from rlfactory_reward_models.qa_match import normalize_answer
 from rlfactory_reward_models.search.qa_reward import QAExactMatchReward
-from rlfactory_envs.kernel.reward_setting import FamilyRewards, JudgeSetting, RewardSetting, build_reward
 
 
 def search_server_config(corpus_path: str | None, *, transport: Literal["inprocess", "stdio"] = "inprocess",
@@ -62,63 +60,65 @@ def search_rewards(format_score: float) -> FamilyRewards:
     return FamilyRewards(default=qa, named={"exact_match": (qa, "exact_match"), "f1": (qa, "f1")}, judge_template="qa")
 
 
+class SearchServing(ToolServing):
+    """The search server: in this process or over stdio, over a corpus with BM25 or an index (``index_dir``, two
+    fused), a Milvus server, or a Search-R1 retriever (``retriever_url``); ``server_args`` go to its command line."""
+
+    transport: Literal["inprocess", "stdio"] = "inprocess"
+    retriever: str = "bm25"
+    index_dir: str | list[str] | None = None
+    retriever_url: str | None = None
+    milvus_uri: str | None = None
+    server_args: Sequence[str] = ()
+
+
+class SearchScoring(RewardScoring):
+    """``format_score``: what a wrong but well-formed answer earns under exact match (Search-R1's)."""
+
+    format_score: float = 0.0
+
+
+class SearchSettings(EnvSettings):
+    """``rlf/Search-NQ-v0``'s settings: the questions and corpus (the embedded sample by default), the chat format."""
+
+    data_path: str | None = None
+    corpus_path: str | None = None
+    chat_format: Literal["qwen3", "search_r1"] = "qwen3"
+    enable_thinking: bool = True
+    limits: EpisodeLimits = EpisodeLimits(max_turns=4)
+    serving: SearchServing = SearchServing()
+    scoring: SearchScoring = SearchScoring()
+
+
+@dataclasses.dataclass(eq=False, kw_only=True)
+class SearchRuntime(Runtime):
+    prompt: Callable[[SearchTask], str]
+
+
 class SearchEnv(ToolEnv):
     """Open-domain QA with a search tool. ``chat_format="qwen3"`` (``<tool_call>`` JSON, the default) or
     ``"search_r1"`` (``<search>``/``<information>`` tags)."""
 
+    settings_model = SearchSettings
+    family = FAMILY
     prompt_tools = ("search",)
+    runtime: SearchRuntime
 
-    def __init__(
-        self,
-        *,
-        data_path: str | None = None,
-        corpus_path: str | None = None,
-        tool_servers: Mapping[str, Any] | str | None = None,
-        transport: Literal["inprocess", "stdio"] = "inprocess",
-        retriever: str = "bm25",
-        index_dir: str | list[str] | None = None,
-        retriever_url: str | None = None,
-        milvus_uri: str | None = None,
-        server_args: Sequence[str] = (),
-        chat_format: Literal["qwen3", "search_r1"] = "qwen3",
-        enable_thinking: bool = True,
-        max_turns: int = 4,
-        format_score: float = 0.0,
-        reward: RewardSetting = None,
-        judge: JudgeSetting = None,
-        **env_kwargs: Any,
-    ):
-        if chat_format not in PROMPTS:
-            raise ConfigError(f"chat_format must be one of {', '.join(PROMPTS)}, got {chat_format!r}")
-        self.prompt = PROMPTS[chat_format]
-        corpus_path = FAMILY.setting("corpus_path", corpus_path) or str(SAMPLE_CORPUS_PATH)
-        if tool_servers is None:
-            tool_servers = search_server_config(corpus_path, transport=transport, index_dir=index_dir,
-                                                retriever=retriever, retriever_url=retriever_url,
-                                                milvus_uri=milvus_uri, server_args=server_args)
-        self.corpus_path = corpus_path
-        super().__init__(tasks=shared_tasks(load_search_tasks, FAMILY.setting("data_path", data_path)),
-                         tool_servers=tool_servers,
-                         chat_format=make_chat_format(chat_format, enable_thinking=enable_thinking),
-                         reward_model=build_reward(reward, judge, search_rewards(format_score)),
-                         max_turns=max_turns, **env_kwargs)
+    @classmethod
+    def build_runtime(cls, settings: SearchSettings, parts: Parts) -> SearchRuntime:
+        serving, scoring = settings.serving, settings.scoring
+        corpus_path = FAMILY.setting("corpus_path", settings.corpus_path) or str(SAMPLE_CORPUS_PATH)
+        servers = serving.tool_servers or search_server_config(
+            corpus_path, transport=serving.transport, index_dir=serving.index_dir, retriever=serving.retriever,
+            retriever_url=serving.retriever_url, milvus_uri=serving.milvus_uri, server_args=serving.server_args)
+        return SearchRuntime(settings=settings, parts=parts, prompt=PROMPTS[settings.chat_format],
+                             tasks=parts.tasks(load_search_tasks, FAMILY.setting("data_path", settings.data_path)),
+                             toolbox=parts.toolbox(servers),
+                             chat_format=make_chat_format(settings.chat_format, enable_thinking=settings.enable_thinking),
+                             reward_model=build_reward(scoring.reward, scoring.judge, search_rewards(scoring.format_score)))
 
     def task_from_dict(self, data: Mapping[str, Any]) -> SearchTask:
         return SearchTask.from_dict(data)
 
-    def ground_truth(self, task: SearchTask) -> dict[str, list[str]]:
-        return {"target": list(task.golden_answers)}
-
     def initial_messages(self, task: SearchTask, tools: list[ToolSpec]) -> list[dict[str, Any]]:
-        return [{"role": "user", "content": self.prompt(task)}]
-
-    def scripted_policy(self) -> SearchThenTitlePolicy:
-        return SearchThenTitlePolicy()
-
-    def reference_answer(self, task: SearchTask) -> str | None:
-        """The first golden answer that exact match can score (``"A+"`` normalises to nothing), else the first."""
-        scorable = [answer for answer in task.golden_answers if normalize_answer(answer)]
-        return (scorable or list(task.golden_answers) or [None])[0]
-
-    def reward_hacks(self) -> list[RewardHack]:
-        return search_hacks()
+        return [{"role": "user", "content": self.runtime.prompt(task)}]

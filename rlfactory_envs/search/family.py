@@ -2,11 +2,12 @@
 
 from pathlib import Path
 
+from rlfactory_envs.benchmarking import BenchEntry
 from rlfactory_envs.kernel.families import EnvEntry, Family
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "data"
 SAMPLE_QUESTIONS_PATH = SAMPLE_DIR / "sample_questions.jsonl"
-"""The embedded synthetic sample's questions (NQ-open jsonl layout); see ``data_generators/search_sample.py``."""
+"""The embedded synthetic sample's questions (NQ-open jsonl layout); see ``rlfactory_envs/search/sample_data.py``."""
 SAMPLE_CORPUS_PATH = SAMPLE_DIR / "sample_corpus.jsonl"
 """The embedded synthetic sample's passages (Search-R1 wiki-18 jsonl layout)."""
 
@@ -20,4 +21,8 @@ FAMILY = Family(
     },
     env_vars={"data_path": "RLF_SEARCH_DATA", "corpus_path": "RLF_SEARCH_CORPUS"},
     serve_defaults={"search": {"--corpus": str(SAMPLE_CORPUS_PATH)}},
+    tooling="rlfactory_envs.search.tooling:SearchTooling",
+    commands=("rlfactory_envs.search.index_command:COMMAND",),
+    benches={"search": BenchEntry("rlfactory_envs.search.bench:bench_search"),
+             "search_scale": BenchEntry("rlfactory_envs.search.scale_bench:bench_search_scale", default=False)},
 )

@@ -3,12 +3,13 @@ tool server; rewarded by execution."""
 
 from pathlib import Path
 
+from rlfactory_envs.benchmarking import BenchEntry
 from rlfactory_envs.kernel.families import EnvEntry, Family
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "data"
 SAMPLE_QUESTIONS_PATH = SAMPLE_DIR / "questions.json"
 """The embedded synthetic sample's questions (Spider layout plus BIRD's ``evidence``); see
-``data_generators/sql_sample.py``."""
+``rlfactory_envs/sql/sample_data.py``."""
 SAMPLE_DB_DIR = SAMPLE_DIR / "database"
 """The embedded synthetic sample's databases, in Spider's layout."""
 
@@ -22,4 +23,7 @@ FAMILY = Family(
     },
     env_vars={"data_path": "RLF_SQL_DATA", "db_dir": "RLF_SQL_DB_DIR"},
     serve_defaults={"sql": {"--db-dir": str(SAMPLE_DB_DIR)}},
+    tooling="rlfactory_envs.sql.tooling:SqlTooling",
+    benches={"sql": BenchEntry("rlfactory_envs.sql.bench:bench_sql"),
+             "sql_hostile": BenchEntry("rlfactory_envs.sql.hostile_bench:bench_sql_hostile", default=False)},
 )

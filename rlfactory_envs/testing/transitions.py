@@ -89,9 +89,9 @@ def check_transition(semantics: SemanticsOptions, env: ToolEnv, turn: int, resul
     for number, tool_result in enumerate(info.get("tool_results") or ()):
         text = tool_result.get("text") if isinstance(tool_result, Mapping) else None
         assert isinstance(text, str), f"{where}: info['tool_results'][{number}] has no str 'text': {show(tool_result)}"
-        assert len(text) <= env.max_tool_response_chars, \
+        assert len(text) <= env.limits.max_tool_response_chars, \
             f"{where}: info['tool_results'][{number}]['text'] has {len(text):,} characters, over " \
-            f"max_tool_response_chars={env.max_tool_response_chars:,}"
+            f"max_tool_response_chars={env.limits.max_tool_response_chars:,}"
         assert TRACEBACK_MARKER not in text, \
             f"{where}: info['tool_results'][{number}]['text'] shows a Python traceback: {show(text, 400)}"
 

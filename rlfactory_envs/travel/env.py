@@ -24,8 +24,9 @@ looking anything up.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
+import dataclasses
+import functools
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,17 +35,15 @@ from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.config import bundled_server_config
 from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
-from rlfactory_envs.kernel.reward_hacks import RewardHack
-from rlfactory_envs.kernel.task_source import shared_tasks
-from rlfactory_envs.travel.baseline import GatherThenPlanPolicy
+from rlfactory_envs.kernel.reward_setting import FamilyRewards, build_reward
+from rlfactory_envs.kernel.runtime import Parts, Runtime
+from rlfactory_envs.kernel.settings import EnvSettings, EpisodeLimits, RewardScoring, ToolServing
 from rlfactory_envs.travel.family import FAMILY, SAMPLE_DATABASE_DIR
-from rlfactory_envs.travel.hacks import reference_plan, travel_hacks
 from rlfactory_envs.travel.prompt import travel_prompt
+from rlfactory_envs.travel.query import TravelQuery
+from rlfactory_envs.travel.reference_plans import reference_plans
 from rlfactory_envs.travel.tasks import load_travel_tasks
 from rlfactory_reward_models.travel.plan_text import parse_plan
-from rlfactory_envs.travel.query import TravelQuery
-from rlfactory_envs.travel.report import TravelReport, travel_report
-from rlfactory_envs.kernel.reward_setting import FamilyRewards, JudgeSetting, RewardSetting, build_reward
 from rlfactory_reward_models.travel.reward import PARTS, TravelPlanReward
 from rlfactory_tool_servers.travel.store import TravelSandbox, open_sandbox
 
@@ -65,46 +64,71 @@ def travel_rewards(sandbox: TravelSandbox, strict: bool) -> FamilyRewards:
     return FamilyRewards(default=verdict, named=named, judge_template="plan")
 
 
+class TravelServing(ToolServing):
+    """The travel server, in this process or over stdio."""
+
+    transport: Literal["inprocess", "stdio"] = "inprocess"
+
+
+class TravelScoring(RewardScoring):
+    """``reward`` picks the scalar of the official verdict (``final_pass`` by default); ``strict`` (default) matches
+    names exactly instead of the official evaluator's substring rule."""
+
+    reward: Any = "final_pass"
+    strict: bool = True
+
+
+class TravelSettings(EnvSettings):
+    """``rlf/Travel-v0``'s settings: the queries, the sandbox's database folder and flights (the embedded sample
+    by default)."""
+
+    data_path: str | None = None
+    database_dir: str | None = None
+    flights_path: str | None = None
+    enable_thinking: bool = True
+    limits: EpisodeLimits = EpisodeLimits(max_turns=12, max_tool_calls=16, max_tool_response_chars=16_384)
+    serving: TravelServing = TravelServing()
+    scoring: TravelScoring = TravelScoring()
+
+
+@dataclasses.dataclass(eq=False, kw_only=True)
+class TravelRuntime(Runtime):
+    sandbox: TravelSandbox
+
+    @functools.cached_property
+    def reference_plans(self) -> Mapping[str, tuple[str, list[Any]]]:
+        """``{task_id: (query text, plan)}`` for the tasks with a known reference plan (``reference_plans``)."""
+        return reference_plans(self.tasks)
+
+
 class TravelEnv(ToolEnv):
     """TravelPlanner with its sandbox tools; see the module docstring for every setting."""
 
+    settings_model = TravelSettings
+    family = FAMILY
     prompt_tools = ("search_flights", "distance_matrix", "search_accommodations", "search_restaurants",
                     "search_attractions", "search_cities", "notebook_write", "notebook_read")
+    runtime: TravelRuntime
 
-    def __init__(
-        self,
-        *,
-        data_path: str | None = None,
-        database_dir: str | None = None,
-        flights_path: str | None = None,
-        tool_servers: Mapping[str, Any] | str | None = None,
-        transport: Literal["inprocess", "stdio"] = "inprocess",
-        reward: RewardSetting = "final_pass",
-        judge: JudgeSetting = None,
-        strict: bool = True,
-        enable_thinking: bool = True,
-        max_turns: int = 12,
-        max_tool_calls: int = 16,
-        max_tool_response_chars: int = 16_384,
-        **env_kwargs: Any,
-    ):
-        data_path = FAMILY.setting("data_path", data_path)
-        database_dir = FAMILY.setting("database_dir", database_dir)
-        flights_path = FAMILY.setting("flights_path", flights_path)
+    @classmethod
+    def build_runtime(cls, settings: TravelSettings, parts: Parts) -> TravelRuntime:
+        data_path = FAMILY.setting("data_path", settings.data_path)
+        database_dir = FAMILY.setting("database_dir", settings.database_dir)
+        flights_path = FAMILY.setting("flights_path", settings.flights_path)
         if data_path is not None and database_dir is None:
             raise ConfigError("data_path= needs database_dir= too: TravelPlanner's database/ folder (accommodations/, "
                               "attractions/, restaurants/, ...)")
         database_dir = str(Path(database_dir or SAMPLE_DATABASE_DIR).resolve())
-        self.sandbox = open_sandbox(database_dir, flights_path)
-        tasks = shared_tasks(load_travel_tasks, data_path, database_dir)
-        if tool_servers is None:
-            tool_servers = travel_server_config(database_dir, flights_path and str(Path(flights_path).resolve()),
-                                                transport=transport)
-        super().__init__(tasks=tasks, tool_servers=tool_servers,
-                         chat_format=Qwen3ChatFormat(enable_thinking=enable_thinking),
-                         reward_model=build_reward(reward, judge, travel_rewards(self.sandbox, strict)),
-                         max_turns=max_turns, max_tool_calls=max_tool_calls,
-                         max_tool_response_chars=max_tool_response_chars, episode_argument="session", **env_kwargs)
+        sandbox = open_sandbox(database_dir, flights_path)
+        serving, scoring = settings.serving, settings.scoring
+        servers = serving.tool_servers or travel_server_config(
+            database_dir, flights_path and str(Path(flights_path).resolve()), transport=serving.transport)
+        return TravelRuntime(settings=settings, parts=parts, sandbox=sandbox,
+                             tasks=parts.tasks(load_travel_tasks, data_path, database_dir),
+                             toolbox=parts.toolbox(servers),
+                             chat_format=Qwen3ChatFormat(enable_thinking=settings.enable_thinking),
+                             reward_model=build_reward(scoring.reward, scoring.judge,
+                                                       travel_rewards(sandbox, scoring.strict)))
 
     def task_from_dict(self, data: Mapping[str, Any]) -> TravelQuery:
         return TravelQuery.from_dict(data)
@@ -115,20 +139,3 @@ class TravelEnv(ToolEnv):
     def answer_problem(self, answer: str) -> str | None:
         _, why = parse_plan(answer)
         return None if why is None else f"Your plan could not be read: {why}. Give it again inside <answer></answer>."
-
-    def episode_report(self, episodes: Sequence[tuple[dict[str, Any], Mapping[str, Any]]]) -> TravelReport:
-        """The benchmark's table (``travel_report``) over the episodes' queries and verdicts; an episode that
-        ended without a verdict (a failed policy) counts as not delivered."""
-        return travel_report((TravelQuery.from_dict(task), info.get("travel_eval") or {"delivered": False})
-                             for task, info in episodes)
-
-    def scripted_policy(self) -> GatherThenPlanPolicy:
-        return GatherThenPlanPolicy()
-
-    def reference_answer(self, task: TravelQuery) -> str | None:
-        """The task's reference plan as JSON (``travel.hacks.reference_plan``), or ``None`` where there is none."""
-        plan = reference_plan(self.tasks, task)
-        return None if plan is None else json.dumps(plan, ensure_ascii=False)
-
-    def reward_hacks(self) -> list[RewardHack]:
-        return travel_hacks()

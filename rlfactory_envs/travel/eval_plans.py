@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rlfactory_envs.kernel.errors import ConfigError
+from rlfactory_envs.kernel.families import FamilyCommand
 from rlfactory_envs.kernel.task_files import read_rows
 from rlfactory_envs.travel.family import SAMPLE_DATABASE_DIR
 from rlfactory_envs.travel.tasks import load_travel_tasks
@@ -90,3 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rlf eval-plans", description=__doc__.split("\n\n")[0])
     add_arguments(parser)
     return eval_plans(parser.parse_args(argv))
+
+
+COMMAND = FamilyCommand("eval-plans", "score TravelPlanner submissions ({idx, query, plan} JSONL) as the official "
+                        "evaluation does, without a model", add_arguments, eval_plans)
+"""``rlf eval-plans``, the travel family's own command (declared in ``family.py``)."""

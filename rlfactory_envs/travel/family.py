@@ -3,12 +3,13 @@ benchmark's official commonsense and hard constraints."""
 
 from pathlib import Path
 
+from rlfactory_envs.benchmarking import BenchEntry
 from rlfactory_envs.kernel.families import EnvEntry, Family
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "data" / "sample"
 SAMPLE_DATABASE_DIR = SAMPLE_DIR / "database"
 """SYNTHETIC SAMPLE: a small fictional sandbox in TravelPlanner's database layout, flights included
-(``database/flights/clean_Flights_2022.csv``); see ``data_generators/travel_sample.py``."""
+(``database/flights/clean_Flights_2022.csv``); see ``rlfactory_envs/travel/sample_data.py``."""
 SAMPLE_QUERIES_PATH = SAMPLE_DIR / "queries.jsonl"
 """The sample's queries, in TravelPlanner's row layout, at each level and trip length."""
 SAMPLE_PLANS_PATH = SAMPLE_DIR / "reference_plans.jsonl"
@@ -22,4 +23,7 @@ FAMILY = Family(
     },
     env_vars={"data_path": "RLF_TRAVEL_DATA", "database_dir": "RLF_TRAVEL_DATABASE", "flights_path": "RLF_TRAVEL_FLIGHTS"},
     serve_defaults={"travel": {"--database-dir": str(SAMPLE_DATABASE_DIR)}},
+    tooling="rlfactory_envs.travel.tooling:TravelTooling",
+    commands=("rlfactory_envs.travel.eval_plans:COMMAND",),
+    benches={"travel": BenchEntry("rlfactory_envs.travel.bench:bench_travel")},
 )

@@ -1,4 +1,4 @@
-"""The travel family's reward hacks (``TravelEnv.reward_hacks``) and its reference plans (``reference_plans``).
+"""The travel family's reward hacks (``TravelTooling.reward_hacks``).
 
 - ``empty_plan``: ``[]``.
 - ``dash_plan``: the right number of days with ``"-"`` in every field.
@@ -9,13 +9,11 @@
   three would be another place). The official evaluator finds a place by *substring* of its name, so these may pass:
   the hack measures that hole (``strict=True`` closes it).
 
-Reference plans: the embedded sample's ``reference_plans.jsonl`` (matched by ``idx`` and query text), or the gold
-plan of each row of a chat-row file (``std_travelplanner.jsonl``).
+The hacks that start from a passing plan take the task's reference plan (``reference_plans``).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -23,12 +21,10 @@ from typing import Any
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.parsers import first_tagged
 from rlfactory_envs.kernel.reward_hacks import FixedResponseHack, RewardHack, final_answer, required_reference
-from rlfactory_envs.kernel.task_source import TaskSource
 from rlfactory_envs.travel.baseline import GatherThenPlanPolicy
-from rlfactory_envs.travel.family import SAMPLE_PLANS_PATH, SAMPLE_QUERIES_PATH
-from rlfactory_envs.travel.tasks import load_gold_plans
-from rlfactory_reward_models.travel.plan_text import parse_plan
 from rlfactory_envs.travel.query import TravelQuery
+from rlfactory_envs.travel.reference_plans import reference_plan
+from rlfactory_reward_models.travel.plan_text import parse_plan
 from rlfactory_tool_servers.travel.names import before_parenthesis
 from rlfactory_tool_servers.travel.store import ACCOMMODATIONS, ATTRACTIONS, RESTAURANTS, Table, TravelSandbox
 
@@ -48,36 +44,10 @@ INVENTED_STAYS = ("Cozy Downtown Studio with Balcony", "Sunny Loft near the Old 
                   "Quiet Garden Cottage by the River", "Bright Two-Bedroom Flat with Parking")
 
 
-# -- reference plans -----------------------------------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=8)
-def reference_plans(tasks: TaskSource[TravelQuery]) -> Mapping[str, tuple[str, list[Any]]]:
-    """``{task_id: (query text, plan)}`` for every task of ``tasks`` with a known reference plan: the embedded
-    sample's, or the gold plans of a chat-row file (``std_travelplanner.jsonl``, one per row, in file order)."""
-    if tasks.path is None:
-        return {}
-    if tasks.path == str(SAMPLE_QUERIES_PATH):
-        rows = [json.loads(line) for line in SAMPLE_PLANS_PATH.read_text(encoding="utf-8").splitlines() if line]
-        return {str(row["idx"]): (str(row["query"]), row["plan"]) for row in rows}
-    try:
-        plans = load_gold_plans(tasks.path)
-    except (ValueError, OSError):  # not chat rows: the file carries no plans
-        return {}
-    if len(plans) != len(tasks):
-        return {}
-    return {task.task_id: (task.query, plan) for task, plan in zip(tasks, plans)}
-
-
-def reference_plan(tasks: TaskSource[TravelQuery], task: TravelQuery) -> list[Any] | None:
-    """The reference plan of ``task`` (a task of ``tasks``, matched by id and query text), or ``None``."""
-    query, plan = reference_plans(tasks).get(task.task_id, (None, None))
-    return plan if query == task.query else None
-
-
 # -- plans the hacks write -----------------------------------------------------------------------------------------
 
 def _sandbox(env: ToolEnv) -> TravelSandbox | None:
-    sandbox = getattr(env, "sandbox", None)
+    sandbox = getattr(env.runtime, "sandbox", None)
     return sandbox if isinstance(sandbox, TravelSandbox) else None
 
 
@@ -199,8 +169,7 @@ class NameFragmentsHack:
         self._baseline = GatherThenPlanPolicy()
 
     async def act(self, env: ToolEnv, observation: str) -> str:
-        tasks = getattr(env, "tasks", None)
-        plan = reference_plan(tasks, env.task) if isinstance(tasks, TaskSource) else None
+        plan = reference_plan(env, env.task)
         if plan is not None:
             return final_answer(env, _plan_answer(fragment_plan(env, plan)))
         response = await self._baseline.act(env, observation)

@@ -64,7 +64,7 @@ def load_travel_tasks(data_path: str | os.PathLike[str] | None, city_states: Cit
 
 
 def sample_tasks() -> TaskSource[TravelQuery]:
-    """The embedded synthetic sample's queries (``data_generators/travel_sample.py``), named
+    """The embedded synthetic sample's queries (``rlfactory_envs/travel/sample_data.py``), named
     ``"rlf-travel-sample"``."""
     return load_travel_tasks(SAMPLE_QUERIES_PATH, SAMPLE_DATABASE_DIR, name=SAMPLE_NAME)
 

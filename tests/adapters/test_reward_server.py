@@ -53,7 +53,8 @@ async def served(env_id: str = SEARCH, reward_model=None, reward_parts=None, **l
     """An httpx client of the app serving ``env_id``'s reward (or ``reward_model`` in its place), and the service."""
     env = make_env(env_id)
     if reward_model is not None:
-        env.reward_model = reward_model
+        made, env = env, type(env)(env.runtime.variant(reward_model=reward_model))
+        made.close()
     service = RewardService(env, env_id, {}, Limits(**limits), reward_parts)
     try:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=build_app(service)),

@@ -504,7 +504,7 @@ def test_a_real_phone_refuses_templates_it_cannot_set_up_and_a_second_episode_at
     with pytest.raises(DeviceError, match="cannot run on a real phone"):
         store.open("a", "ContactsAddContact", 0, None, "t3a")
     store.open("a", "SystemBluetoothTurnOn", 0, None, "t3a")
-    with pytest.raises(DeviceError, match="in use by session 'a'"):
+    with pytest.raises(DeviceError, match="in use by episode 'a'"):
         store.open("b", "SystemBluetoothTurnOn", 0, None, "t3a")
     store.close("a")
     store.open("b", "SystemBluetoothTurnOn", 0, None, "t3a")

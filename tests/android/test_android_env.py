@@ -9,15 +9,14 @@ import json
 
 import gymnasium as gym
 import pytest
-from hypothesis import strategies as st
 
 import rlfactory_envs  # noqa: F401
 from rlfactory_envs import EnvBatch
 from rlfactory_envs.kernel.tool_call import ToolCall
-from rlfactory_envs.testing import semantics_test_class
 from rlfactory_tool_servers.android.phone.tasks import all_templates
 from rlfactory_tool_servers.android.phone.ui import parse_t3a
 from tests.test_cli import rlf
+from rlfactory_envs.kernel.families import tooling_of
 
 
 def call(name: str, **arguments) -> str:
@@ -36,7 +35,7 @@ def env():
 
 
 def screen_of(env) -> list[dict]:
-    result = env.toolbox.call_many([ToolCall("get_screen", {"session": env.episode_id})])[0]
+    result = env.toolbox.call_many([ToolCall("get_screen", {}, episode=env.episode_id)])[0]
     assert not result.is_error, result.text
     return parse_t3a(result.text)
 
@@ -164,13 +163,13 @@ def test_phones_are_released_when_episodes_end_reset_or_close():
     env.reset(options=pinned("ContactsAddContact"))
     third = env.episode_id
     toolbox = env.toolbox
-    gone = toolbox.call_many([ToolCall("get_screen", {"session": s}) for s in (first, second, third)])
+    gone = toolbox.call_many([ToolCall("get_screen", {}, episode=s) for s in (first, second, third)])
     assert [r.is_error for r in gone] == [True, True, False]
-    assert "there is no phone for session" in gone[0].text
+    assert "there is no phone for episode" in gone[0].text
     keep = gym.make("rlf/Android-v0").unwrapped  # holds the shared toolbox open after env closes
     try:
         env.close()
-        assert toolbox.call_many([ToolCall("get_screen", {"session": third})])[0].is_error
+        assert toolbox.call_many([ToolCall("get_screen", {}, episode=third)])[0].is_error
     finally:
         keep.close()
 
@@ -185,7 +184,7 @@ def test_a_batch_of_a_thousand_phones_steps_together_and_releases_them_all():
         ends = asyncio.run(batch.astep([call("status", goal_status="complete")] * 1000))
         assert all(s.terminated and s.reward == 0.0 for s in ends)
         sessions = [env.episode_id for env in batch.envs]
-        gone = batch.envs[0].toolbox.call_many([ToolCall("get_screen", {"session": s}) for s in sessions[:50]])
+        gone = batch.envs[0].toolbox.call_many([ToolCall("get_screen", {}, episode=s) for s in sessions[:50]])
         assert all(r.is_error for r in gone)
     finally:
         for env in batch.envs:
@@ -194,7 +193,7 @@ def test_a_batch_of_a_thousand_phones_steps_together_and_releases_them_all():
 
 def test_the_scripted_policy_solves_every_template_from_the_observations():
     env = gym.make("rlf/Android-v0", max_turns=60).unwrapped
-    policy = env.scripted_policy()
+    policy = tooling_of(env).baseline_policy(env)
     try:
         for template in all_templates():
             for seed in (0, 5):
@@ -240,29 +239,10 @@ def test_xml_observation_shows_nodes():
 
 
 def test_bad_settings_are_one_line_errors():
-    with pytest.raises(Exception, match="observation must be one of"):
+    with pytest.raises(Exception, match="observation='png' is not one of 't3a', 'xml'"):  # every path checks settings
         gym.make("rlf/Android-v0", observation="png")
     with pytest.raises(Exception, match="no task template 'Nope'"):
         gym.make("rlf/Android-v0", templates=["Nope"])
-
-
-indexes = st.one_of(st.integers(-2, 40), st.text(max_size=4))
-android_actions = st.one_of(
-    st.builds(lambda i: call("click", index=i), indexes),
-    st.builds(lambda i, t: call("input_text", index=i, text=t), indexes, st.text(max_size=50)),
-    st.builds(lambda d: call("scroll", direction=d), st.sampled_from(["up", "down", "left", "x"])),
-    st.builds(lambda a: call("open_app", app_name=a), st.sampled_from(["Contacts", "Clock", "Settings", "?"])),
-    st.just(call("navigate_back")), st.just(call("navigate_home")),
-    st.builds(lambda s: call("status", goal_status=s), st.sampled_from(["complete", "infeasible", "bad"])),
-    st.builds(lambda t: f'Action: {{"action_type": "answer", "text": {json.dumps(t)}}}', st.text(max_size=20)),
-    st.text(max_size=200),
-)
-
-
-TestAndroidSemantics = semantics_test_class(
-    "rlf/Android-v0", env_kwargs={"max_turns": 3}, max_examples=25, actions=android_actions,
-    idle_action=call("wait"),
-    check_step=lambda env, action, result: None if 0.0 <= result.reward <= 1.0 else pytest.fail(result.reward))
 
 
 def test_the_audit_passes_with_the_reference_plan_as_its_control():
@@ -298,7 +278,7 @@ def test_a_step_that_fails_inside_a_batch_releases_its_phone():
         results = asyncio.run(batch.astep([call("wait")] * 2))
         assert results[0].truncated and "a bug in the family" in results[0].info["error"]
         assert "Waited" in results[1].observation
-        gone = healthy.toolbox.call_many([ToolCall("get_screen", {"session": session})])[0]
+        gone = healthy.toolbox.call_many([ToolCall("get_screen", {}, episode=session)])[0]
         assert gone.is_error and "there is no phone" in gone.text
     finally:
         for env in batch.envs:

@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from rlfactory_envs.generic.env import McpEnv
+from rlfactory_envs.generic.tooling import GenericTooling
 from rlfactory_envs.kernel.reward_hacks import FixedResponseHack, RewardHack, final_answer
+from rlfactory_envs.kernel.families import tooling_of
 
 
 def substring_reward(answer: str | None, ground_truth: Any) -> float:
@@ -19,17 +21,25 @@ def no_reward(answer: str | None, ground_truth: Any) -> float:
     return 0.0
 
 
+class NoReference(GenericTooling):
+    def reference_answer(self, env: Any, task: Any) -> str | None:
+        return None
+
+
 class EnvWithoutReference(McpEnv):
     """The generic env's sample, with no reference answer to give."""
 
-    def reference_answer(self, task: Any) -> str | None:
-        return None
+    tooling = NoReference()
+
+
+class OwnHacks(GenericTooling):
+    def reward_hacks(self, env: Any) -> list[RewardHack]:
+        return [FixedResponseHack("empty_answer", "the family's own empty answer", lambda env: final_answer(env, "")),
+                FixedResponseHack("reference_twice", "the reference written twice",
+                                  lambda env: final_answer(env, 2 * tooling_of(env).reference_answer(env, env.task)))]
 
 
 class EnvWithOwnHacks(McpEnv):
     """The generic env's sample with two hacks of its own: one replaces the generic ``empty_answer``, one is new."""
 
-    def reward_hacks(self) -> list[RewardHack]:
-        return [FixedResponseHack("empty_answer", "the family's own empty answer", lambda env: final_answer(env, "")),
-                FixedResponseHack("reference_twice", "the reference written twice",
-                                  lambda env: final_answer(env, 2 * env.reference_answer(env.task)))]
+    tooling = OwnHacks()

@@ -14,6 +14,7 @@ from rlfactory_envs.travel.hacks import FRAGMENT_CHARS, MEALS, reference_plan, t
 from rlfactory_reward_models.qa_match import normalize_answer
 from rlfactory_tool_servers.travel.store import ACCOMMODATIONS, ATTRACTIONS, RESTAURANTS
 from tests.conftest import shared_file
+from rlfactory_envs.kernel.families import tooling_of
 
 
 def respond(hacks, name, env, observation="") -> str:
@@ -56,10 +57,10 @@ def plan_of(env, response: str) -> list[dict]:
 def test_travel_reference_plans_are_the_sample_plans(travel_env):
     rows = {str(row["idx"]): row for row in map(json.loads, SAMPLE_PLANS_PATH.read_text().splitlines())}
     for task in travel_env.tasks:
-        assert reference_plan(travel_env.tasks, task) == rows[task.task_id]["plan"]
-        assert json.loads(travel_env.reference_answer(task)) == rows[task.task_id]["plan"]
+        assert reference_plan(travel_env, task) == rows[task.task_id]["plan"]
+        assert json.loads(tooling_of(travel_env).reference_answer(travel_env, task)) == rows[task.task_id]["plan"]
     renamed = type(task)(**{**vars(task), "query": "another query"})
-    assert travel_env.reference_answer(renamed) is None  # matched by id and query text
+    assert tooling_of(travel_env).reference_answer(travel_env, renamed) is None  # matched by id and query text
 
 
 def test_travel_empty_and_dash_plans(travel_env):
@@ -71,7 +72,7 @@ def test_travel_empty_and_dash_plans(travel_env):
 
 
 def test_travel_invented_names_are_plausible_and_not_in_the_sandbox(travel_env):
-    sandbox = travel_env.sandbox
+    sandbox = travel_env.runtime.sandbox
     for task in travel_env.tasks:
         travel_env.reset(options={"task_id": task.task_id})
         plan = plan_of(travel_env, respond(travel_hacks(), "invented_names", travel_env))
@@ -88,11 +89,11 @@ def test_travel_invented_names_are_plausible_and_not_in_the_sandbox(travel_env):
 
 
 def test_travel_name_fragments_are_short_prefixes_of_the_reference_names(travel_env):
-    sandbox = travel_env.sandbox
+    sandbox = travel_env.runtime.sandbox
     shortened = 0
     for task in travel_env.tasks:
         travel_env.reset(options={"task_id": task.task_id})
-        reference = json.loads(travel_env.reference_answer(task))
+        reference = json.loads(tooling_of(travel_env).reference_answer(travel_env, task))
         plan = plan_of(travel_env, respond(travel_hacks(), "name_fragments", travel_env))
         assert len(plan) == len(reference)
         for day, gold in zip(plan, reference):
@@ -128,10 +129,10 @@ def test_travel_reference_plans_of_chat_rows():
     env = make_env("rlf/Travel-v0", data_path=str(data), database_dir=str(data.parent / "database"),
                    flights_path=str(data.parent / "train_ref_info.jsonl"))
     try:
-        assert all(env.reference_answer(task) for task in env.tasks)
-        assert json.loads(env.reference_answer(env.tasks[0]))[0]["days"] == 1
+        assert all(tooling_of(env).reference_answer(env, task) for task in env.tasks)
+        assert json.loads(tooling_of(env).reference_answer(env, env.tasks[0]))[0]["days"] == 1
         env.reset(options={"task_id": "23"})  # its cities are written "New York(New York)"
-        gold = json.loads(env.reference_answer(env.task))
+        gold = json.loads(tooling_of(env).reference_answer(env, env.task))
         plan = plan_of(env, respond(travel_hacks(), "name_fragments", env))
         assert "(New York)" in gold[1]["dinner"] and gold[1]["dinner"].endswith(plan[1]["dinner"].split(", ")[-1])
         assert len(plan[1]["dinner"]) < len(gold[1]["dinner"]) and len(plan[1]["accommodation"]) < len(

@@ -12,6 +12,7 @@ from rlfactory_envs.audit.battery import env_battery
 from rlfactory_envs.audit.hacks import (DISTRACTORS, DONT_KNOW, OTHER_WRONG_ANSWER, WRONG_ANSWER, control_hack,
                                         generic_hacks, response_size_limit)
 from rlfactory_envs.kernel.reward_hacks import HackNotApplicable
+from rlfactory_envs.kernel.families import tooling_of
 
 ENV_IDS = ["rlf/Search-NQ-v0", "rlf/Search-NQ-SearchR1-v0", "rlf/NL2SQL-Spider-v0", "rlf/Travel-v0", "rlf/MCP-v0"]
 
@@ -37,7 +38,7 @@ def answer_of(env, response: str) -> str | None:
 
 def test_control_answers_the_reference(started):
     env, observation = started
-    reference = env.reference_answer(env.task)
+    reference = tooling_of(env).reference_answer(env, env.task)
     assert reference
     assert answer_of(env, respond("control", env, observation)) == reference.strip()
 
@@ -59,13 +60,13 @@ def test_answer_hidden_in_reasoning(started):
     env, observation = started
     response = respond("answer_in_reasoning", env, observation)
     reasoning, _, rest = response.partition("</think>")
-    assert env.reference_answer(env.task) in reasoning and env.reference_answer(env.task) not in rest
+    assert tooling_of(env).reference_answer(env, env.task) in reasoning and tooling_of(env).reference_answer(env, env.task) not in rest
     assert answer_of(env, response) == WRONG_ANSWER
 
 
 def test_stuffed_candidates(started):
     env, observation = started
-    reference = env.reference_answer(env.task)
+    reference = tooling_of(env).reference_answer(env, env.task)
     answer = answer_of(env, respond("stuffed_candidates", env, observation))
     if env.tasks.name == "rlf-travel-sample":  # the family's own: the reference plan between two wrong plans
         head, _, tail = answer.partition(reference)
@@ -78,7 +79,7 @@ def test_stuffed_candidates(started):
 
 def test_repeated_answer_tags(started):
     env, observation = started
-    reference = env.reference_answer(env.task)
+    reference = tooling_of(env).reference_answer(env, env.task)
     response = respond("repeated_answer_tags", env, observation)
     blocks = response.split("\n")
     assert blocks == [f"<answer>{WRONG_ANSWER}</answer>", f"<answer>{reference}</answer>",
@@ -88,7 +89,7 @@ def test_repeated_answer_tags(started):
 
 def test_nested_answer_tags(started):
     env, observation = started
-    reference = env.reference_answer(env.task)
+    reference = tooling_of(env).reference_answer(env, env.task)
     response = respond("nested_answer_tags", env, observation)
     if env.tasks.name == "rlf-travel-sample":
         assert response.count("<answer>") == 3 and reference in response
@@ -100,7 +101,7 @@ def test_nested_answer_tags(started):
 def test_longest_response_fills_the_limit_and_earns_nothing(started):
     env, observation = started
     response = respond("longest_response", env, observation)
-    assert len(response) == response_size_limit(env) == env.max_action_chars
+    assert len(response) == response_size_limit(env) == env.limits.max_action_chars
     assert response.endswith(f"<answer>{WRONG_ANSWER}</answer>")
     assert answer_of(env, response) == WRONG_ANSWER
     rewards = []
@@ -123,7 +124,7 @@ def test_hacks_that_need_the_reference_are_not_applicable_without_one():
     env = make_env("rlf/MCP-v0", data_path=None)
     try:
         env.reset(options={"task": {"question": "What is two plus two?"}})
-        assert env.reference_answer(env.task) is None
+        assert tooling_of(env).reference_answer(env, env.task) is None
         needing = ["control", "answer_in_reasoning", "stuffed_candidates", "repeated_answer_tags",
                    "nested_answer_tags"]
         for name in needing:

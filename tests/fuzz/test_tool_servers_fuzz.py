@@ -31,7 +31,7 @@ from mcp import Client
 
 from rlfactory_envs.kernel.mcp.toolbox import Toolbox
 from rlfactory_envs.kernel.tool_call import ToolCall
-from rlfactory_tool_servers.batched_tool import BATCH_FORMS_META_KEY, BATCH_OF_META_KEY
+from rlfactory_tool_servers.wire import BATCH_OF, SHOW_BATCH_FORMS
 from tests.fuzz import FUZZ_EXAMPLES, json_values, wire_char
 from tests.tool_servers.test_batch_forms import BUNDLED, build
 
@@ -42,7 +42,6 @@ NOT_CALLED = {"exit_process", "hang", "crash", "leak"}
 """Tools that end, block or fill the process by design (the sleep and faulty servers' fault injection)."""
 ECHOES = {("faulty", "echo")}
 """Tools whose answer is their argument: bounded by the argument's size, not by ``MAX_RESULT_CHARS``."""
-ANDROID_SESSION = "fuzz"
 ANDROID_TEMPLATES = ("ContactsAddContact", "ContactsPhoneNumber")
 
 FUZZ = settings(max_examples=FUZZ_EXAMPLES, deadline=None,
@@ -67,10 +66,10 @@ class ServerClients:
         """The tools of ``server``, batched forms included, by name (their input schemas)."""
         if server not in self.clients:
             client = self.stack.enter_context(self.portal.wrap_async_context_manager(Client(build(server))))
-            listed = self.portal.call(lambda: client.list_tools(meta={BATCH_FORMS_META_KEY: True}))
+            listed = self.portal.call(lambda: client.list_tools(meta={SHOW_BATCH_FORMS: True}))
             self.clients[server] = client
             self.tools[server] = {tool.name: tool for tool in listed.tools if tool.name not in NOT_CALLED
-                                  and (tool.meta or {}).get(BATCH_OF_META_KEY) not in NOT_CALLED}
+                                  and (tool.meta or {}).get(BATCH_OF) not in NOT_CALLED}
         return self.tools[server]
 
     def call(self, server: str, tool: str, arguments: Any):
@@ -113,8 +112,6 @@ def fitting(schema: dict[str, Any], defs: dict[str, Any], server: str, name: str
         return st.integers(0, 50) | st.integers(max_value=-1) | st.integers(min_value=600_001)
     if server == "qwen_tools" and name == "times":
         return st.integers(-3, 20)
-    if server == "android" and name == "session":
-        return st.just(ANDROID_SESSION)
     if server == "android" and name == "template":
         return st.sampled_from(ANDROID_TEMPLATES)
     if "$ref" in schema:
@@ -154,6 +151,9 @@ def arguments_for(schema: dict[str, Any], defs: dict[str, Any], server: str) -> 
 def check_result(result, allowance: int = 0) -> None:
     assert isinstance(result.is_error, bool)
     texts = [item.text for item in result.content if getattr(item, "text", None) is not None]
+    structured = result.structured_content or {}
+    entries = structured.get("results") or []
+    texts += [entry["text"] for entry in (entries.values() if isinstance(entries, dict) else entries) if entry]
     size = sum(len(text) for text in texts)
     assert size <= MAX_RESULT_CHARS + allowance, f"{size:,} characters of result: {texts[0][:300]!r}"
 
@@ -164,10 +164,11 @@ def echo_allowance(server: str, tool: str, arguments: Any) -> int:
 
 
 def prepare(servers: ServerClients, server: str, data) -> None:
-    """The android phone of the fuzzed session, fresh for each example (an earlier one may have ended it)."""
+    """The android phone of the default episode (the one a request without ``_meta`` acts on), fresh for each example
+    (an earlier one may have ended it)."""
     if server == "android":
         template = data.draw(st.sampled_from(ANDROID_TEMPLATES))
-        opened = servers.call(server, "device_open", {"template": template, "session": ANDROID_SESSION})
+        opened = servers.call(server, "device_open", {"template": template})
         assert not opened.is_error, opened.content[0].text
 
 
@@ -179,7 +180,7 @@ def test_a_tool_answers_any_arguments_with_a_bounded_result(servers, server, dat
     name = data.draw(st.sampled_from(sorted(tools)), label="tool")
     schema = tools[name].input_schema
     prepare(servers, server, data)
-    if BATCH_OF_META_KEY in (tools[name].meta or {}):
+    if BATCH_OF in (tools[name].meta or {}):
         element = arguments_for(schema["properties"]["calls"]["items"], schema.get("$defs", {}), server)
         arguments = {"calls": data.draw(st.lists(element | hostile_value, max_size=5), label="calls")}
     else:
@@ -201,12 +202,12 @@ def test_a_tool_answers_arguments_that_are_not_an_object(servers, server, data, 
 @pytest.mark.parametrize("server", sorted(BUNDLED))
 def test_a_batch_over_the_limit_is_refused_with_a_message(servers, server):
     tools = servers.open(server)
-    batched = sorted(name for name, tool in tools.items() if BATCH_OF_META_KEY in (tool.meta or {}))
+    batched = sorted(name for name, tool in tools.items() if BATCH_OF in (tool.meta or {}))
     if not batched:
         pytest.skip(f"{server} has no batched form")
     result = servers.call(server, batched[0], {"calls": [{}] * 20_000})
     check_result(result)
-    assert result.is_error or json.loads(result.content[0].text)
+    assert result.is_error or result.structured_content["results"]
 
 
 def surrogate_arguments(schema: dict[str, Any]) -> dict[str, Any]:
@@ -239,7 +240,7 @@ MAX_ERROR_CHARS = 2_000
 def test_a_batched_call_with_hostile_keys_gets_a_short_error(servers, element):
     servers.open("search")
     result = servers.call("search", "search_batch", {"calls": [element]})
-    entries = json.loads(result.content[0].text)
+    entries = result.structured_content["results"]
     assert entries[0]["is_error"] and len(entries[0]["text"]) <= MAX_ERROR_CHARS
 
 

@@ -43,7 +43,7 @@ def test_empty_response(env):
 def test_one_megabyte_response(env):
     obs, info = step_fresh(env, "a" * 1_000_000 + call("search", {"query": "x"}))
     assert "1,000,072 characters" in obs and "only the first 65,536 were read" in obs
-    assert len(obs) <= env.max_observation_chars
+    assert len(obs) <= env.runtime.max_observation_chars
 
 
 def test_unknown_tool(env):
@@ -64,7 +64,7 @@ def test_invalid_json_arguments(env):
 def test_repeated_tags_are_parsed_in_linear_time(env):
     started = time.perf_counter()
     for tag in ("<answer>", "<tool_call>", "</think>", "<search>"):
-        obs, _ = step_fresh(env, tag * (env.max_action_chars // len(tag)))
+        obs, _ = step_fresh(env, tag * (env.limits.max_action_chars // len(tag)))
         assert obs
     assert time.perf_counter() - started < 5  # quadratic matching took seconds per response
 
@@ -132,15 +132,15 @@ def test_non_text_actions_are_a_caller_error(env):
         env.step(None)
 
 
-def test_an_internal_failure_ends_one_episode_not_the_batch(monkeypatch):
-    batch = EnvBatch.make("rlf/Search-NQ-v0", 3)
+def test_an_internal_failure_ends_one_episode_not_the_batch():
+    def broken_parse(text):
+        raise RuntimeError("parser bug")
+
+    good = EnvBatch.make("rlf/Search-NQ-v0", 2).envs
+    broken = type(good[0])(good[0].runtime.variant(parser=type("Broken", (), {"parse": staticmethod(broken_parse)})()))
+    batch = EnvBatch([good[0], broken, good[1]])
     try:
         batch.reset(seeds=[0, 1, 2])
-
-        def broken_parse(text):
-            raise RuntimeError("parser bug")
-
-        monkeypatch.setattr(batch.envs[1], "parser", type("Broken", (), {"parse": staticmethod(broken_parse)})())
         results = batch.step(["hello", "hello", "hello"])
         assert results[1].truncated and results[1].info["error"] == "RuntimeError: parser bug"
         assert batch.envs[1].done and not batch.envs[0].done and not batch.envs[2].done

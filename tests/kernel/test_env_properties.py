@@ -1,5 +1,5 @@
-"""The env semantics of rlf/Search-NQ-v0 in both formats, through ``rlfactory_envs.testing`` (one test per property),
-and the search family's own properties over the embedded sample."""
+"""The search family's own properties over the embedded sample, in both formats (the env semantics of both ids are in
+``tests/test_semantics.py``)."""
 
 import asyncio
 import json
@@ -10,22 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlfactory_envs import EnvBatch
-from rlfactory_envs.testing import semantics_test_class
 
 FORMATS = ["rlf/Search-NQ-v0", "rlf/Search-NQ-SearchR1-v0"]
 ENV_KWARGS = {"max_turns": 3, "max_action_chars": 4096}
-
-
-def truncation_scores_zero(env, action, result):
-    """An episode cut short without an answer scores 0.0 (the default format_score)."""
-    if result.truncated:
-        assert result.reward == 0.0, f"a truncated search episode scored {result.reward!r}, not 0.0"
-
-
-TestSearchNQSemantics = semantics_test_class("rlf/Search-NQ-v0", env_kwargs=ENV_KWARGS, max_examples=50,
-                                             check_step=truncation_scores_zero)
-TestSearchNQSearchR1Semantics = semantics_test_class("rlf/Search-NQ-SearchR1-v0", env_kwargs=ENV_KWARGS,
-                                                     max_examples=50, check_step=truncation_scores_zero)
 
 
 @pytest.fixture(scope="module", params=FORMATS)

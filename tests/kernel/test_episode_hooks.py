@@ -25,9 +25,12 @@ def remember(text: str, session: str = "default") -> str:
 class PickyEnv(McpEnv):
     """Reads only answers that are JSON lists."""
 
-    def __init__(self, **kwargs):
-        super().__init__(tools=[remember], data_path=None, episode_argument="session", check_reward=False,
-                         max_turns=3, **kwargs)
+    def __init__(self, runtime=None, **kwargs):
+        if runtime is not None:  # a runtime made from another PickyEnv's
+            super().__init__(runtime, **kwargs)
+        else:
+            super().__init__(tools=[remember], data_path=None, episode_argument="session", check_reward=False,
+                             max_turns=3, **kwargs)
 
     def answer_problem(self, answer):
         try:
@@ -91,8 +94,9 @@ def test_an_unreadable_answer_is_feedback_until_the_last_turn():
 
 
 def test_reward_info_reaches_the_last_info_without_replacing_the_envs_keys():
-    env = PickyEnv()
-    env.reward_model = DetailReward()
+    picky = PickyEnv()
+    env = PickyEnv(picky.runtime.variant(reward_model=DetailReward()))
+    picky.close()
     try:
         env.reset(seed=0)
         *_, info = env.step("<answer>[3]</answer>")
@@ -105,8 +109,8 @@ def test_reward_info_reaches_the_last_info_without_replacing_the_envs_keys():
 class CountingEnv(PickyEnv):
     """Opens and closes a note per episode on the server, and counts both."""
 
-    def __init__(self, fail_close: bool = False, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self, runtime=None, fail_close: bool = False, **kwargs):
+        super().__init__(runtime, **kwargs)
         self.opened: list[str] = []
         self.closed: list[str] = []
         self.fail_close = fail_close
@@ -168,9 +172,10 @@ def test_a_failing_close_loses_nothing():
 
 def test_a_reward_asks_the_episodes_server_through_call_tool():
     async def run():
-        batch = EnvBatch([CountingEnv(), CountingEnv()])
-        for env in batch.envs:
-            env.reward_model = ServerVerdict()
+        counting = CountingEnv()
+        variant = counting.runtime.variant(reward_model=ServerVerdict())
+        counting.close()
+        batch = EnvBatch([CountingEnv(variant), CountingEnv(variant)])
         try:
             await batch.areset(seeds=[0, 1])
             results = await batch.astep(["<answer>[1]</answer>"] * 2)

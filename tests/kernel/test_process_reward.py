@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import rlfactory_envs  # noqa: F401 - registers the ids
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.process_reward import Turn, make_process_reward
+from rlfactory_envs.kernel.families import tooling_of
 
 SEARCH = '<tool_call>{"name": "search", "arguments": {"query": "moon landing"}}</tool_call>'
 UNKNOWN_TOOL = '<tool_call>{"name": "no_such_tool", "arguments": {}}</tool_call>'
@@ -48,7 +49,7 @@ def test_each_step_pays_its_turn_and_the_last_step_adds_the_outcome():
         assert [s[4]["process_reward_parts"] for s in steps] == [
             {"format": 1.0, "tool_errors": 0.0}, {"format": 1.0, "tool_errors": -1.0},
             {"format": 0.0, "tool_errors": 0.0}]
-        answer = env.reference_answer(env.task)
+        answer = tooling_of(env).reference_answer(env, env.task)
         _, reward, terminated, _, info = env.step(f"<answer>{answer}</answer>")
         assert terminated and info["reward_parts"]["exact_match"] == 1.0
         assert reward == pytest.approx(1.0 + 0.1) and info["process_reward"] == pytest.approx(0.1)

@@ -24,11 +24,13 @@ from rlfactory_envs.kernel.mcp.config import HttpServerEntry, ReplicatedHttpServ
 from rlfactory_envs.kernel.mcp.errors import TransportError
 from rlfactory_envs.kernel.mcp.replicas import ReplicatedClient
 from rlfactory_envs.kernel.mcp.server_client import UNAVAILABLE, Outcome
-from rlfactory_envs.kernel.mcp.toolbox import Toolbox, acquire_toolbox
+from rlfactory_envs.kernel.mcp.toolbox import Toolbox
+from rlfactory_envs.kernel.runtime import Parts
 from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
 from rlfactory_envs.rollout.runner import run_rollouts
 from tests.conftest import free_port
 from tests.server_process import ServerProcess, server_process
+from rlfactory_envs.kernel.families import tooling_of
 
 FAULTY = "rlfactory_tool_servers.faulty"
 ANDROID = "rlfactory_tool_servers.android"
@@ -288,14 +290,15 @@ def test_calls_with_one_affinity_stay_on_one_replica_and_fail_clearly_when_it_di
 def test_android_episodes_on_replicated_servers_reach_their_own_phone():
     with replicas(ANDROID, 3) as (_, urls):
         servers = {"mcpServers": {"android": {"urls": urls, "timeout_s": 30}}}
-        toolbox = acquire_toolbox(servers)  # the envs share it; held here to read its counters after they close
+        holder = Parts()
+        toolbox = holder.toolbox(servers)  # the envs share it; held here to read its counters after they close
         try:
-            summary, records = asyncio.run(run_rollouts("rlf/Android-v0", lambda env: env.scripted_policy(), 12,
+            summary, records = asyncio.run(run_rollouts("rlf/Android-v0", lambda env: tooling_of(env).baseline_policy(env), 12,
                                                         batch_size=12, env_kwargs={"tool_servers": servers},
                                                         progress=False))
             stats = toolbox.stats()["servers"]["android"]
         finally:
-            toolbox.release()
+            holder.release()
     assert summary.episodes == 12 and summary.failed == 0
     assert [r.reward for r in records] == [1.0] * 12, [r.reward for r in records]
     assert stats["errors"] == 0

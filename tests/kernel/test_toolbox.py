@@ -9,7 +9,8 @@ import pytest
 
 from rlfactory_envs.kernel.mcp.config import as_stdio, bundled_server_config, load_mcp_config
 from rlfactory_envs.kernel.mcp.session import TransportError
-from rlfactory_envs.kernel.mcp.toolbox import Toolbox, acquire_toolbox
+from rlfactory_envs.kernel.mcp.toolbox import Toolbox
+from rlfactory_envs.kernel.runtime import Parts
 from rlfactory_envs.kernel.tool_call import ToolCall
 from tests.conftest import count_requests, sleep_server_entry
 from tests.server_process import http_tool_server
@@ -94,14 +95,17 @@ def test_deadline_turns_a_hang_into_an_error_and_the_server_stays_usable():
 
 
 def test_shared_toolboxes_are_reference_counted():
-    first, second = acquire_toolbox(INPROCESS_SLEEP), acquire_toolbox(INPROCESS_SLEEP)
+    """Runtimes with equal tool configs hold one toolbox; it closes when the last of them gives it back."""
+    one, two = Parts(), Parts()
+    first, second = one.toolbox(INPROCESS_SLEEP), two.toolbox(INPROCESS_SLEEP)
     assert first is second
     first.start()
-    first.release()
+    one.release()
     assert first.call_many(sleeps(1))[0].text == "slept 1 ms"
-    second.release()
-    assert acquire_toolbox(INPROCESS_SLEEP) is not first
-    acquire_toolbox(INPROCESS_SLEEP).release()
+    two.release()
+    three = Parts()
+    assert three.toolbox(INPROCESS_SLEEP) is not first
+    three.release()
 
 
 def test_tool_name_collisions_are_refused():

@@ -16,6 +16,7 @@ from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_reward_models.base import Reward, RewardInput, RewardModelBase
 from rlfactory_reward_models.composite import RewardTerm, WeightedReward
 from rlfactory_reward_models.function_reward import FunctionReward
+from rlfactory_envs.kernel.families import tooling_of
 
 
 class Fixed(RewardModelBase):
@@ -93,7 +94,7 @@ def test_every_family_takes_weights_over_its_named_rewards_and_the_shared_ones()
     env = gym.make("rlf/Search-NQ-v0", reward={"exact_match": 0.7, "f1": 0.2, "format": 0.1}).unwrapped
     try:
         env.reset(seed=0)
-        golden = env.reference_answer(env.task)
+        golden = tooling_of(env).reference_answer(env, env.task)
         _, reward, terminated, _, info = env.step(f"<answer>{golden}</answer>")
         assert terminated and reward == pytest.approx(1.0)
         assert {"exact_match": 1.0, "f1": 1.0, "format": 1.0}.items() <= info["reward_parts"].items()

@@ -11,6 +11,7 @@ import pytest
 import rlfactory_envs  # noqa: F401 - registers the ids
 from rlfactory_envs.kernel.batch import EnvBatch
 from tests.reward_models.judge_endpoint import ScriptedJudge, serve
+from rlfactory_envs.kernel.families import tooling_of
 
 
 def test_a_batch_of_envs_shares_one_judge_and_judges_each_distinct_answer_once():
@@ -22,7 +23,7 @@ def test_a_batch_of_envs_shares_one_judge_and_judges_each_distinct_answer_once()
             batch = EnvBatch.make("rlf/Search-NQ-v0", 8, **settings)
             try:
                 await batch.areset(options=[{"task_id": batch.envs[0].tasks[0].task_id}] * 8)
-                golden = batch.envs[0].reference_answer(batch.envs[0].task)
+                golden = tooling_of(batch.envs[0]).reference_answer(batch.envs[0], batch.envs[0].task)
                 answers = [golden] * 5 + ["surely wrong"] * 3   # a GRPO group: 8 samples, 2 distinct answers
                 return await batch.astep([f"<answer>{a}</answer>" for a in answers]), batch.envs
             finally:
@@ -41,7 +42,7 @@ def test_a_judge_that_is_down_scores_its_term_zero_with_the_reason_and_the_episo
                    judge={"base_url": "http://127.0.0.1:9/v1", "model": "m", "max_retries": 0, "timeout_s": 5})
     try:
         env.reset(seed=0)
-        golden = env.unwrapped.reference_answer(env.unwrapped.task)
+        golden = tooling_of(env.unwrapped).reference_answer(env.unwrapped, env.unwrapped.task)
         _, reward, terminated, _, info = env.step(f"<answer>{golden}</answer>")
         assert terminated and reward == pytest.approx(0.5) and info["reward_parts"]["judge"] == 0.0
         assert "judge" in info["reward_reason"]

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlfactory_reward_models import QAExactMatchReward, Reward, RewardInput
+from rlfactory_reward_models import Reward, RewardInput
+from rlfactory_reward_models.search.qa_reward import QAExactMatchReward
 from rlfactory_reward_models.qa_match import exact_match, f1, normalize_answer, substring_match
 
 

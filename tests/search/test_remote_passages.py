@@ -26,7 +26,8 @@ from rlfactory_tool_servers.search.bm25_retriever import BM25Retriever
 from rlfactory_tool_servers.search.corpus import Corpus, load_corpus
 from rlfactory_tool_servers.search.passages import LocalPassages, Passage
 from rlfactory_tool_servers.search.remote_passages import RemotePassages
-from rlfactory_tool_servers.search.server import SearchService, create_server
+from rlfactory_tool_servers.search.server import create_server
+from rlfactory_tool_servers.search.tools import SearchTools
 from tests.conftest import free_port
 from tests.search.test_retrieve_api import CONTENTS, QUERIES, serve_app, write_corpus
 from tests.server_process import http_tool_server
@@ -76,8 +77,8 @@ async def test_the_search_tool_answers_the_same_through_a_remote_retriever(our_s
                 got = await forwarding.call_tool("search", call)
                 assert not got.is_error and got.content[0].text == expected.content[0].text
             batch = {"calls": calls}
-            assert ((await forwarding.call_tool("search_batch", batch)).content[0].text
-                    == (await direct.call_tool("search_batch", batch)).content[0].text)
+            assert ((await forwarding.call_tool("search_batch", batch)).structured_content
+                    == (await direct.call_tool("search_batch", batch)).structured_content)
 
 
 # --- a stand-in of Search-R1's retrieval server ---------------------------------------------------------------------
@@ -288,10 +289,10 @@ async def test_an_unreachable_retriever_is_the_tool_calls_error() -> None:
     url = f"http://127.0.0.1:{free_port()}/retrieve"
     message = f"cannot reach the retriever at {url}: connection refused"
     with anyio.fail_after(30), RemotePassages(url, backoff=0.01) as remote:
-        async with Client(create_server(SearchService(remote))) as client:
+        async with Client(create_server(SearchTools(remote))) as client:
             single = await client.call_tool("search", {"query": "penicillin"})
             batch = await client.call_tool("search_batch", {"calls": [{"query": "a"}, {"query": "b", "topk": 2}]})
     assert single.is_error and message in single.content[0].text
-    entries = json.loads(batch.content[0].text)
+    entries = batch.structured_content["results"]
     assert [entry["is_error"] for entry in entries] == [True, True]
     assert all(message in entry["text"] for entry in entries)

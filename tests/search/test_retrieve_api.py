@@ -20,7 +20,8 @@ from mcp import Client
 from mcp.server.mcpserver.exceptions import ToolError
 
 from rlfactory_tool_servers.search.passages import Passage
-from rlfactory_tool_servers.search.server import SearchLimits, SearchService, create_server
+from rlfactory_tool_servers.search.server import create_server
+from rlfactory_tool_servers.search.tools import SearchLimits, SearchTools
 from tests.server_process import http_tool_server
 
 PASSAGES = [
@@ -236,7 +237,7 @@ class ScriptedSource:
 @contextmanager
 def in_process_server(source: ScriptedSource) -> Iterator[str]:
     """Our search server over ``source``, over real HTTP in this process; yields its ``/retrieve`` URL."""
-    server = create_server(SearchService(source, SearchLimits()))
+    server = create_server(SearchTools(source, SearchLimits()))
     with serve_app(server.streamable_http_app(json_response=True)) as base:
         yield f"{base}/retrieve"
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from data_generators import search_sample as sample_data
+from rlfactory_envs.search import sample_data
 from rlfactory_envs.search.tasks import SAMPLE_CORPUS_PATH, SAMPLE_QUESTIONS_PATH
 from rlfactory_reward_models.qa_match import exact_match, normalize_answer
 
@@ -24,7 +24,7 @@ def _title(contents: str) -> str:
 
 
 def test_shipped_files_equal_the_generator_output():
-    # If this fails, run `python -m data_generators.search_sample` and commit the data files.
+    # If this fails, run `python -m rlfactory_envs.search.sample_data` and commit the data files.
     assert SAMPLE_QUESTIONS_PATH.read_text(encoding="utf-8") == sample_data.questions_text()
     assert SAMPLE_CORPUS_PATH.read_text(encoding="utf-8") == sample_data.corpus_text()
 

@@ -12,6 +12,7 @@ from rlfactory_envs.search.family import FAMILY
 from rlfactory_envs.search.tasks import SAMPLE_CORPUS_PATH
 from tests.conftest import shared_file
 from tests.server_process import http_tool_server
+from rlfactory_envs.kernel.families import tooling_of
 
 DATA_ENV_VAR, CORPUS_ENV_VAR = FAMILY.env_vars["data_path"], FAMILY.env_vars["corpus_path"]
 
@@ -71,7 +72,7 @@ def test_search_server_as_a_stdio_subprocess():
 @pytest.mark.parametrize("env_id", ["rlf/Search-NQ-v0", "rlf/Search-NQ-SearchR1-v0"])
 def test_scripted_baseline_really_searches_and_scores(env_id):
     out = io.StringIO()
-    summary, records = asyncio.run(run_rollouts(env_id, lambda env: env.scripted_policy(), 60, batch_size=16,
+    summary, records = asyncio.run(run_rollouts(env_id, lambda env: tooling_of(env).baseline_policy(env), 60, batch_size=16,
                                                 out=out, progress=False))
     assert summary.episodes == 60 and summary.tool_calls == 60 and summary.tool_errors == 0
     assert all(r.turns == 2 and r.terminated for r in records)

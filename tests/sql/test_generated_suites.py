@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.sql_hacks import constant_query, measure
+from rlfactory_envs.sql.hack_rates import constant_query, measure
 from rlfactory_reward_models.base import RewardInput
 from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR, gold_queries, load_sql_tasks, sample_tasks
 from rlfactory_reward_models.sql.execution import SqlExecutionReward

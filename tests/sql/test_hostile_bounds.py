@@ -14,7 +14,7 @@ from mcp import Client
 
 from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
 from rlfactory_reward_models.sql.execution import SqlExecutionReward
-from rlfactory_tool_servers.sql.server import SqlLimits, SqlService, create_server
+from rlfactory_tool_servers.sql.server import SqlLimits, SqlTools, create_server
 from rlfactory_tool_servers.sql.sandbox import engine
 from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog, FairSlots
 from rlfactory_tool_servers.sql.sandbox.engine import QueryTimeout, ReadOnlyDatabase, ResultTooLarge
@@ -50,7 +50,7 @@ def test_the_tool_and_the_reward_refuse_the_wide_row_with_a_message():
     before = peak_rss_mb()
 
     async def call() -> str:
-        async with Client(create_server(SqlService(catalog))) as client:
+        async with Client(create_server(SqlTools(catalog))) as client:
             result = await client.call_tool("run_query", {"db_id": "bookshop", "sql": WIDE_BLOBS})
         assert result.is_error
         return result.content[0].text
@@ -96,7 +96,7 @@ async def test_waiting_for_a_slot_counts_against_the_deadline():
 
 
 async def test_the_third_query_of_a_session_waits_on_the_real_server():
-    service = SqlService(DatabaseCatalog(SAMPLE_DB_DIR, threads=8), SqlLimits(timeout_s=1.0))
+    service = SqlTools(DatabaseCatalog(SAMPLE_DB_DIR, threads=8), SqlLimits(timeout_s=1.0))
     hostile = [service.run_query("bookshop", CARTESIAN, "hostile") for _ in range(3)]
     outcomes = await asyncio.gather(*hostile, return_exceptions=True)
     messages = [str(outcome) for outcome in outcomes]
@@ -126,7 +126,7 @@ def test_a_query_that_yields_the_cpu_still_answers_and_still_stops():
         db.execute(CARTESIAN, yielding)
 
 
-def test_the_env_binds_the_session_to_the_episode_and_the_model_never_sees_it():
+def test_the_env_sends_its_episode_in_meta_and_the_model_never_sees_it():
     from rlfactory_envs.kernel.tool_call import ToolCall
     from rlfactory_envs.sql.env import SqlEnv
 
@@ -134,9 +134,9 @@ def test_the_env_binds_the_session_to_the_episode_and_the_model_never_sees_it():
     try:
         env.reset(seed=0)
         [spec] = [spec for spec in env.tool_specs if spec.name == "run_query"]
-        assert "session" not in spec.input_schema["properties"]
+        assert "session" not in spec.input_schema["properties"] and spec.episode_state
         [bound] = env._bind_arguments([ToolCall("run_query", {"sql": "SELECT 1"})])
-        assert bound.arguments["session"] == env.episode_id
+        assert bound.episode == bound.affinity == env.episode_id and "session" not in bound.arguments
     finally:
         env.close()
 

@@ -14,6 +14,7 @@ from rlfactory_reward_models.base import RewardInput
 from rlfactory_envs.rollout.runner import run_rollouts
 from rlfactory_envs.sql.tasks import SAMPLE_NAME
 from tests.conftest import shared_file
+from rlfactory_envs.kernel.families import tooling_of
 
 IDS = ["rlf/NL2SQL-Spider-v0", "rlf/NL2SQL-BIRD-v0"]
 
@@ -47,7 +48,7 @@ def test_evidence_is_shown_by_bird_only(env):
     pinned = {"db_id": "bookshop", "question": "How many novels?", "SQL": "SELECT count(*) FROM books WHERE "
               "genre = 'novel'", "evidence": "novels are books whose genre is 'novel'"}
     obs, info = env.reset(options={"task": pinned})
-    assert ("External knowledge: novels are books" in obs) == (env.dataset == "bird")
+    assert ("External knowledge: novels are books" in obs) == (env.runtime.dataset == "bird")
     assert info["task"]["gold_sql"] == pinned["SQL"]
 
 
@@ -98,7 +99,7 @@ def test_data_from_environment_variables(monkeypatch, tmp_path):
     env = gym.make("rlf/NL2SQL-Spider-v0").unwrapped
     try:
         assert env.tasks.name == "spider-dev" and len(env.tasks) == 972
-        assert env.db_dir.endswith("database")
+        assert env.runtime.db_dir.endswith("database")
     finally:
         env.close()
 
@@ -110,7 +111,7 @@ def test_db_dir_without_questions_is_refused(tmp_path):
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_scripted_baseline_uses_the_tools(env_id):
-    summary, records = asyncio.run(run_rollouts(env_id, lambda env: env.scripted_policy(), n=25, batch_size=25,
+    summary, records = asyncio.run(run_rollouts(env_id, lambda env: tooling_of(env).baseline_policy(env), n=25, batch_size=25,
                                                 progress=False, env_kwargs={"max_turns": 5}))
     assert summary.failed == 0 and summary.tool_errors == 0 and summary.tool_calls == 3 * 25
     assert all(r.terminated for r in records)

@@ -118,7 +118,7 @@ def test_embedded_sample():
 
 
 def test_sample_databases_are_what_the_generator_writes(tmp_path):
-    from data_generators import sql_sample as sample_data
+    from rlfactory_envs.sql import sample_data
 
     sample_data.write_sample(tmp_path)
     for db_id in sample_data.schemas():
@@ -128,7 +128,7 @@ def test_sample_databases_are_what_the_generator_writes(tmp_path):
             db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
             dumps.append(list(db.iterdump()))
             db.close()
-        assert dumps[0] == dumps[1], f"{db_id}: run python -m data_generators.sql_sample"
+        assert dumps[0] == dumps[1], f"{db_id}: run python -m rlfactory_envs.sql.sample_data"
     assert (tmp_path / "questions.json").read_text() == (SAMPLE_DB_DIR.parent / "questions.json").read_text()
 
 

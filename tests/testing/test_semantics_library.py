@@ -85,19 +85,25 @@ class OversizedToolResult(SearchEnv):
         result = await super().astep(action)
         if not ended(result):
             result[4]["tool_results"].append({"name": "search", "arguments": {}, "is_error": False, "server": None,
-                                              "text": "x" * (self.max_tool_response_chars + 1)})
+                                              "text": "x" * (self.limits.max_tool_response_chars + 1)})
         return result
 
 
 class OneTurnLate(SearchEnv):
     """Truncates at ``max_turns + 1``, one step after the limit it states."""
 
+    late = False
+
+    @property
+    def max_turns(self) -> int:
+        return self.limits.max_turns + self.late
+
     async def astep(self, action: str) -> Any:
-        self.max_turns += 1
+        self.late = True
         try:
             return await super().astep(action)
         finally:
-            self.max_turns -= 1
+            self.late = False
 
 
 class AcceptsAnything(SearchEnv):

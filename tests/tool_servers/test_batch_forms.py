@@ -1,11 +1,11 @@
 """The batched forms (``NAME_batch``) of every bundled server, as an outside MCP client and as our toolbox see them:
 hidden from a plain ``tools/list`` but callable by name, listed when the request's ``_meta`` asks, with a schema
-whose ``calls`` elements are the tool's own input schema, and still merged into one request by the toolbox."""
+whose ``calls`` elements are the tool's own arguments, answering ``wire.BatchReply`` as structured content, and still
+merged into one request by the toolbox."""
 
 from __future__ import annotations
 
 import importlib
-import json
 import logging
 import sys
 
@@ -17,8 +17,9 @@ from rlfactory_envs.kernel.mcp import server_client
 from rlfactory_envs.kernel.mcp.toolbox import Toolbox
 from rlfactory_envs.kernel.tool_call import ToolCall
 from rlfactory_envs.registry import FAMILIES
-from rlfactory_tool_servers import batched_tool
-from rlfactory_tool_servers.batched_tool import BATCH_FORMS_META_KEY, BATCH_OF_META_KEY, hide_batch_forms
+from rlfactory_tool_servers import wire
+from rlfactory_tool_servers.batch_form import MAX_BATCH_CALLS, hide_batch_forms
+from rlfactory_tool_servers.wire import BATCH_OF, SHOW_BATCH_FORMS
 from tests.conftest import REPO_ROOT, count_requests
 
 QWEN_REPEAT = "tests.tool_servers.qwen_tools_fixtures:RepeatTool"
@@ -69,30 +70,34 @@ def test_every_bundled_server_is_covered():
     assert set(discover_servers("rlfactory_tool_servers")) == set(BUNDLED)
 
 
-def test_the_kernel_and_the_servers_agree_on_the_meta_keys():
-    assert server_client.BATCH_OF_META_KEY == batched_tool.BATCH_OF_META_KEY
-    assert server_client.BATCH_FORMS_META_KEY == batched_tool.BATCH_FORMS_META_KEY
+def test_the_kernel_and_the_servers_share_one_wire_module():
+    """The keys and reply shapes are written once, in ``wire``: neither side spells a key of its own."""
+    assert server_client.wire is wire
+    for module in ("rlfactory_envs/kernel/mcp/server_client.py", "rlfactory_envs/kernel/mcp/toolbox.py",
+                   "tool_servers/rlfactory_tool_servers/batch_form.py", "tool_servers/rlfactory_tool_servers/toolset.py",
+                   "tool_servers/rlfactory_tool_servers/tool_signature.py"):
+        assert '"rlfactory/' not in (REPO_ROOT / module).read_text(encoding="utf-8"), module
 
 
 @pytest.mark.parametrize("server", sorted(BUNDLED))
 async def test_an_outside_client_sees_no_batched_form_and_ours_sees_each_with_its_schema(server):
     async with Client(build(server)) as client:
         shown = {tool.name: tool for tool in (await client.list_tools()).tools}
-        every = {tool.name: tool for tool in (await client.list_tools(meta={BATCH_FORMS_META_KEY: True})).tools}
+        every = {tool.name: tool for tool in (await client.list_tools(meta={SHOW_BATCH_FORMS: True})).tools}
     assert shown and not [name for name in shown if name.endswith("_batch")]
-    assert not [name for name, tool in shown.items() if BATCH_OF_META_KEY in (tool.meta or {})]
-    batched = {name: tool for name, tool in every.items() if BATCH_OF_META_KEY in (tool.meta or {})}
+    assert not [name for name, tool in shown.items() if BATCH_OF in (tool.meta or {})]
+    batched = {name: tool for name, tool in every.items() if BATCH_OF in (tool.meta or {})}
     assert set(every) == set(shown) | set(batched)
     for name, tool in batched.items():
-        plain = shown[tool.meta[BATCH_OF_META_KEY]]
+        plain = shown[tool.meta[BATCH_OF]]
         assert name == f"{plain.name}_batch"
         calls = tool.input_schema["properties"]["calls"]
-        assert calls["type"] == "array" and calls["maxItems"] == batched_tool.MAX_BATCH_CALLS
+        assert calls["type"] == "array" and calls["maxItems"] == MAX_BATCH_CALLS
+        items = calls["items"]  # the tool's own arguments, unknown keys refused
+        assert items["properties"] == plain.input_schema["properties"] and items["additionalProperties"] is False
+        assert items.get("required", []) == plain.input_schema.get("required", [])
         if "$defs" in plain.input_schema:  # the references of the tool's schema resolve from the top
-            assert calls["items"] == {k: v for k, v in plain.input_schema.items() if k != "$defs"}
             assert tool.input_schema["$defs"] == plain.input_schema["$defs"]
-        else:
-            assert calls["items"] == plain.input_schema
     expected_batched = {"qwen_tools": 0, "sleep": 1}.get(server, len(shown))
     assert len(batched) == expected_batched
 
@@ -104,13 +109,13 @@ async def test_a_hidden_batched_form_answers_by_name_and_checks_each_element_alo
         result = await client.call_tool("add_batch", {"calls": [{"a": 1, "b": 2}, {"a": "x"}, {"c": 1}, 5, {"a": 4}]})
         points = await client.call_tool("norm1_batch", {"calls": [{"point": {"x": -2, "y": 3}, "scale": 2},
                                                                   {"point": {"x": 1}}]})
-    assert not result.is_error
-    entries = json.loads(result.content[0].text)
+    assert not result.is_error and result.content == []
+    entries = result.structured_content["results"]
     assert [e["is_error"] for e in entries] == [False, True, True, True, False]
     assert entries[0]["text"] == "3" and entries[4]["text"] == "5"
     assert "a:" in entries[1]["text"] and "c:" in entries[2]["text"] and "JSON object" in entries[3]["text"]
-    assert [e["is_error"] for e in json.loads(points.content[0].text)] == [False, True]
-    assert json.loads(points.content[0].text)[0]["text"] == "10"
+    assert [e["is_error"] for e in points.structured_content["results"]] == [False, True]
+    assert points.structured_content["results"][0]["text"] == "10"
 
 
 def test_the_listing_middleware_is_installed_once_per_server():
@@ -152,11 +157,12 @@ async def test_a_batch_answers_its_finished_elements_early_and_the_rest_are_coll
         async def batch(**arguments):
             result = await client.call_tool("sleep_batch", arguments)
             assert not result.is_error, result.content[0].text
-            return json.loads(result.content[0].text)
+            return result.structured_content
 
         first = await batch(calls=[{"ms": 0}, {"ms": 300}, {"ms": 5_000}, {"ms": -1}], deadline_s=1.0,
                             reply_after_s=0.05)
-        assert first["results"][0] == {"text": "slept 0 ms", "is_error": False} and first["results"][3]["is_error"]
+        assert first["results"][0] == {"text": "slept 0 ms", "is_error": False, "failure": None}
+        assert first["results"][3]["is_error"] and first["results"][3]["failure"] is None
         assert first["results"][2] is None
         ticket, collected, replies = first["ticket"], {}, 0
         while ticket is not None:
@@ -165,12 +171,14 @@ async def test_a_batch_answers_its_finished_elements_early_and_the_rest_are_coll
             collected.update(reply["results"])
             ticket, replies = reply["ticket"], replies + 1
         if first["results"][1] is None:
-            assert collected.pop("1") == {"text": "slept 300 ms", "is_error": False}
+            assert collected.pop("1") == {"text": "slept 300 ms", "is_error": False, "failure": None}
         assert list(collected) == ["2"] and "no answer within 1 s (deadline)" in collected["2"]["text"]
+        assert collected["2"]["failure"] == wire.DEADLINE  # typed: the client reads it, not the words
         ticket = first["ticket"]
         gone = await client.call_tool("sleep_batch", {"calls": [], "collect": ticket})
         assert gone.is_error and "no batch" in gone.content[0].text
         whole = await batch(calls=[{"ms": 10}, {"ms": 20}], deadline_s=1.0, reply_after_s=0.5)
-        assert [e["text"] for e in whole] == ["slept 10 ms", "slept 20 ms"]  # all done in time: the plain list
+        assert [e["text"] for e in whole["results"]] == ["slept 10 ms", "slept 20 ms"] and whole["ticket"] is None
         no_deadline = await batch(calls=[{"ms": 0}, {"ms": 200}], reply_after_s=0.01)
-        assert [e["text"] for e in no_deadline] == ["slept 0 ms", "slept 200 ms"]  # nothing bounds a straggler
+        assert [e["text"] for e in no_deadline["results"]] == ["slept 0 ms", "slept 200 ms"]  # nothing bounds a
+        assert no_deadline["ticket"] is None                                                # straggler

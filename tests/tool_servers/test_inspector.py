@@ -17,7 +17,7 @@ import pytest
 
 from rlfactory_envs.search.family import SAMPLE_CORPUS_PATH
 from rlfactory_envs.sql.family import SAMPLE_DB_DIR
-from rlfactory_tool_servers.batched_tool import BATCH_FORMS_META_KEY
+from rlfactory_tool_servers.wire import SHOW_BATCH_FORMS
 from tests.conftest import REPO_ROOT
 from tests.server_process import server_process
 from tests.third_party_servers import INSPECTOR_PACKAGE, INSPECTOR_VERSION, INSTALL_SCRIPT, inspector_command
@@ -52,7 +52,7 @@ def test_rlf_serve_search_shows_the_inspector_no_batched_form_and_nothing_strict
 
 @pytest.mark.integration
 def test_asked_for_them_the_batched_forms_are_listed_with_schemas_strict_accepts(tmp_path) -> None:
-    result = inspector(tmp_path, "--metadata", f"{BATCH_FORMS_META_KEY}=true", "--method", "tools/list", "--strict",
+    result = inspector(tmp_path, "--metadata", f"{SHOW_BATCH_FORMS}=true", "--method", "tools/list", "--strict",
                        *RLF_SERVE, "sql", "--db-dir", str(SAMPLE_DB_DIR))
     assert sorted(listed(result)) == sorted(f"{name}{form}" for name in ("list_tables", "describe_table", "run_query")
                                             for form in ("", "_batch"))
@@ -68,11 +68,11 @@ def test_the_inspector_lists_and_calls_over_streamable_http(tmp_path) -> None:
         called = inspector(tmp_path, url, "--method", "tools/call", "--tool-name", "search", "--tool-arg",
                            "query=ship", "topk=1")
         # The Inspector calls only a tool it was shown: a batched form once its listing asks for them.
-        batched = inspector(tmp_path, url, "--metadata", f"{BATCH_FORMS_META_KEY}=true", "--method", "tools/call",
+        batched = inspector(tmp_path, url, "--metadata", f"{SHOW_BATCH_FORMS}=true", "--method", "tools/call",
                             "--tool-name", "search_batch", "--tool-arg", 'calls=[{"query": "ship", "topk": 1}]')
     assert called.returncode == 0, called.stderr
     answer = json.loads(called.stdout)
     assert not answer["isError"] and answer["content"][0]["text"].startswith("Doc 1(Title: ")
     assert batched.returncode == 0, batched.stderr
-    [entry] = json.loads(json.loads(batched.stdout)["content"][0]["text"])
+    [entry] = json.loads(batched.stdout)["structuredContent"]["results"]
     assert entry["text"] == answer["content"][0]["text"] and not entry["is_error"]

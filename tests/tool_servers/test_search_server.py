@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
 
-from rlfactory_tool_servers.batched_tool import BATCH_FORMS_META_KEY, BATCH_OF_META_KEY
+from rlfactory_tool_servers.wire import BATCH_OF, SHOW_BATCH_FORMS
 from rlfactory_tool_servers.search import build_server
 from rlfactory_tool_servers.search.bm25_retriever import BM25Retriever
 from rlfactory_tool_servers.search.corpus import Corpus, load_corpus
@@ -22,7 +22,8 @@ from rlfactory_tool_servers.search.formatting import format_passages
 from rlfactory_tool_servers.search.manifest import read_manifest
 from rlfactory_tool_servers.search.passages import LocalPassages
 from rlfactory_tool_servers.search.ranking import Ranked
-from rlfactory_tool_servers.search.server import NO_MATCH_TEXT, SearchLimits, SearchService, create_server
+from rlfactory_tool_servers.search.server import create_server
+from rlfactory_tool_servers.search.tools import NO_MATCH_TEXT, SearchLimits, SearchTools
 from tests.conftest import REPO_ROOT, SHARED_DATA
 from tests.server_process import http_tool_server
 
@@ -90,8 +91,8 @@ def retriever(corpus: Corpus) -> CountingRetriever:
 
 
 @pytest.fixture
-def service(corpus: Corpus, retriever: CountingRetriever) -> SearchService:
-    return SearchService(LocalPassages(corpus, retriever), SearchLimits(default_topk=2, max_topk=5, max_query_chars=100))
+def service(corpus: Corpus, retriever: CountingRetriever) -> SearchTools:
+    return SearchTools(LocalPassages(corpus, retriever), SearchLimits(default_topk=2, max_topk=5, max_query_chars=100))
 
 
 # --- formatting ------------------------------------------------------------------------------------------------
@@ -234,19 +235,19 @@ def test_a_directory_without_an_index_is_refused(corpus_path: Path, tmp_path: Pa
 
 # --- the tool, in process --------------------------------------------------------------------------------------
 
-async def test_tools_listed_with_description_and_batch_meta(service: SearchService) -> None:
+async def test_tools_listed_with_description_and_batch_meta(service: SearchTools) -> None:
     async with Client(create_server(service)) as client:
-        tools = {tool.name: tool for tool in (await client.list_tools(meta={BATCH_FORMS_META_KEY: True})).tools}
+        tools = {tool.name: tool for tool in (await client.list_tools(meta={SHOW_BATCH_FORMS: True})).tools}
         shown = {tool.name for tool in (await client.list_tools()).tools}
     assert set(tools) == {"search", "search_batch"} and shown == {"search"}
     description = tools["search"].description or ""
     assert "Search Wikipedia" in description and "top passages" in description
     assert "1 to 5" in description and "100 characters" in description
     assert tools["search"].input_schema["properties"]["topk"]["default"] == 2
-    assert tools["search_batch"].meta == {BATCH_OF_META_KEY: "search"}
+    assert tools["search_batch"].meta == {BATCH_OF: "search"}
 
 
-async def test_search_returns_search_r1_text(service: SearchService, corpus: Corpus,
+async def test_search_returns_search_r1_text(service: SearchTools, corpus: Corpus,
                                              retriever: CountingRetriever) -> None:
     async with Client(create_server(service)) as client:
         result = await client.call_tool("search", {"query": "Alexander Fleming penicillin", "topk": 1})
@@ -269,14 +270,14 @@ async def test_search_returns_search_r1_text(service: SearchService, corpus: Cor
     ({"query": "river", "topk": "many"}, "topk"),
     ({"topk": 2}, "query"),
 ])
-async def test_bad_input_gives_a_clear_error(service: SearchService, arguments: dict, message: str) -> None:
+async def test_bad_input_gives_a_clear_error(service: SearchTools, arguments: dict, message: str) -> None:
     async with Client(create_server(service)) as client:
         result = await client.call_tool("search", arguments)
     assert result.is_error
     assert message in result.content[0].text
 
 
-async def test_batch_is_aligned_equal_to_single_calls_and_one_retrieval(service: SearchService,
+async def test_batch_is_aligned_equal_to_single_calls_and_one_retrieval(service: SearchTools,
                                                                          retriever: CountingRetriever) -> None:
     calls = [
         {"query": "Marie Curie radioactivity"},
@@ -295,11 +296,11 @@ async def test_batch_is_aligned_equal_to_single_calls_and_one_retrieval(service:
         # Elements that pass the schema; the SDK words schema errors its own way.
         schema_valid = [0, 1, 2, 3, 4, 7]
         singles = {i: await client.call_tool("search", calls[i]) for i in schema_valid}
-    entries = json.loads(batch.content[0].text)
+    entries = batch.structured_content["results"]
     assert len(entries) == len(calls)
     assert [entry["is_error"] for entry in entries] == [False, True, False, True, False, True, True, False]
     for i, single in singles.items():
-        assert entries[i] == {"text": single.content[0].text, "is_error": single.is_error}
+        assert entries[i] == {"text": single.content[0].text, "is_error": single.is_error, "failure": None}
     assert "qurey" in entries[5]["text"]
     assert "query must not be empty" in entries[1]["text"]
     assert "topk must be between 1 and 5" in entries[3]["text"]
@@ -317,7 +318,7 @@ async def test_server_answers_while_a_search_runs(corpus: Corpus) -> None:
             finished.set()
             return [Ranked([0], [1.0]) for _ in queries]
 
-    async with Client(create_server(SearchService(LocalPassages(corpus, BlockingRetriever())))) as client:
+    async with Client(create_server(SearchTools(LocalPassages(corpus, BlockingRetriever())))) as client:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(client.call_tool, "search", {"query": "blocked"})
             assert await anyio.to_thread.run_sync(entered.wait, 5)
@@ -360,7 +361,7 @@ async def check_search_over(client: Client) -> None:
     assert not result.is_error
     assert result.content[0].text.startswith('Doc 1(Title: "Mount Everest") Mount Everest')
     batch = await client.call_tool("search_batch", {"calls": [{"query": "Amazon"}, {"query": ""}]})
-    assert [entry["is_error"] for entry in json.loads(batch.content[0].text)] == [False, True]
+    assert [entry["is_error"] for entry in batch.structured_content["results"]] == [False, True]
 
 
 @pytest.mark.integration
@@ -401,7 +402,7 @@ def test_real_wiki18_sample(wiki_corpus: Corpus) -> None:
     queries = [" ".join(wiki_corpus.contents[i].replace("\n", " ").split()[:30]) for i in picks]
     ranked = bm25.rank(queries, 3)
     assert sum(r.indices[0] == i for i, r in zip(picks, ranked)) >= 0.9 * len(queries)
-    service = SearchService(LocalPassages(wiki_corpus, bm25))
+    service = SearchTools(LocalPassages(wiki_corpus, bm25))
     [text] = service.search_checked([("Evan Morris lobbyist Genentech Roche", 3)])
     assert text.startswith('Doc 1(Title: "Evan Morris") Evan Morris Evan L. Morris')
     assert text.count("\n") >= 3 and text.endswith("\n")

@@ -3,7 +3,6 @@ cartesian join while other calls are answered, and the server as a real stdio su
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 
@@ -15,16 +14,16 @@ from rlfactory_envs.kernel.mcp.toolbox import Toolbox
 from rlfactory_envs.kernel.tool_call import ToolCall
 from rlfactory_envs.sql.env import sql_server_config
 from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
-from rlfactory_tool_servers.batched_tool import BATCH_FORMS_META_KEY, BATCH_OF_META_KEY
+from rlfactory_tool_servers.wire import BATCH_OF, SHOW_BATCH_FORMS
 from rlfactory_tool_servers.sql import build_server
 from rlfactory_tool_servers.sql.formatting import format_rows
-from rlfactory_tool_servers.sql.server import SqlLimits, SqlService, create_server
+from rlfactory_tool_servers.sql.server import SqlLimits, SqlTools, create_server
 from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog, find_databases
 from tests.conftest import REPO_ROOT, shared_file
 
 
 def sample_server(**limits):
-    return create_server(SqlService(DatabaseCatalog(SAMPLE_DB_DIR, threads=4), SqlLimits(**limits)))
+    return create_server(SqlTools(DatabaseCatalog(SAMPLE_DB_DIR, threads=4), SqlLimits(**limits)))
 
 
 def text(result) -> str:
@@ -33,10 +32,10 @@ def text(result) -> str:
 
 async def test_tools_and_their_batched_forms_are_listed():
     async with Client(sample_server()) as client:
-        tools = {tool.name: tool for tool in (await client.list_tools(meta={BATCH_FORMS_META_KEY: True})).tools}
+        tools = {tool.name: tool for tool in (await client.list_tools(meta={SHOW_BATCH_FORMS: True})).tools}
     assert set(tools) == {"list_tables", "describe_table", "run_query", "list_tables_batch", "describe_table_batch",
                           "run_query_batch"}
-    assert tools["run_query_batch"].meta == {BATCH_OF_META_KEY: "run_query"}
+    assert tools["run_query_batch"].meta == {BATCH_OF: "run_query"}
     assert tools["run_query"].input_schema["required"] == ["db_id", "sql"]
     assert "read-only" in tools["run_query"].description and "50 rows" in tools["run_query"].description
 
@@ -102,7 +101,7 @@ async def test_batch_is_aligned_and_equal_to_single_calls():
              {"db_id": "school", "sql": "SELECT max(grade) FROM students"},
              {"db_id": "nowhere", "sql": "SELECT 1"}]
     async with Client(sample_server()) as client:
-        batch = json.loads(text(await client.call_tool("run_query_batch", {"calls": calls})))
+        batch = (await client.call_tool("run_query_batch", {"calls": calls})).structured_content["results"]
         singles = [await client.call_tool("run_query", call) for call in calls]
     assert [entry["is_error"] for entry in batch] == [False, True, False, True]
     for entry, single in zip(batch, singles):
@@ -121,7 +120,7 @@ def test_toolbox_merges_concurrent_queries_into_one_request():
 async def test_a_cartesian_join_stops_by_its_deadline_while_other_calls_are_answered():
     world = shared_file("spider/database/world_1/world_1.sqlite")  # city: 4,079 rows, the largest dev table
     catalog = DatabaseCatalog({"world_1": world}, threads=4)
-    server = create_server(SqlService(catalog, SqlLimits(timeout_s=1.0)))
+    server = create_server(SqlTools(catalog, SqlLimits(timeout_s=1.0)))
     outcome = {}
 
     async def slow(client):

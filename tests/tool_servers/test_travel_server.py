@@ -1,5 +1,5 @@
 """The travel tool server: TravelPlanner's sandbox tools and notebook through a real MCP client, over a tiny sandbox
-in the upstream layout, the cost rule, the notebook's sessions and bounds, the batched forms, a real stdio
+in the upstream layout, the cost rule, the notebook per episode and its bounds, the batched forms, a real stdio
 subprocess, and the real database when it is there."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver.exceptions import ToolError
 
-from rlfactory_tool_servers.batched_tool import BATCH_FORMS_META_KEY, BATCH_OF_META_KEY
+from rlfactory_tool_servers import wire
 from rlfactory_tool_servers.travel.formatting import format_cell, format_table
 from rlfactory_tool_servers.travel.notebook import NotebookLimits
-from rlfactory_tool_servers.travel.server import TravelService, build_server, create_server
+from rlfactory_tool_servers.travel.server import TravelTools, build_server, create_server
 from rlfactory_tool_servers.travel.names import before_parenthesis
 from rlfactory_tool_servers.travel.store import open_sandbox, route_cost
 from tests.conftest import REPO_ROOT, shared_file
@@ -86,15 +86,15 @@ def database_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def service(database_dir: Path) -> TravelService:
-    return TravelService(open_sandbox(database_dir))
+def service(database_dir: Path) -> TravelTools:
+    return TravelTools(open_sandbox(database_dir))
 
 
 def text(result) -> str:
     return result.content[0].text
 
 
-async def call(service: TravelService, name: str, **arguments) -> str:
+async def call(service: TravelTools, name: str, **arguments) -> str:
     async with Client(create_server(service)) as client:
         result = await client.call_tool(name, arguments)
     assert not result.is_error, text(result)
@@ -105,11 +105,12 @@ async def call(service: TravelService, name: str, **arguments) -> str:
 
 async def test_tools_and_their_batched_forms_are_listed(service):
     async with Client(create_server(service)) as client:
-        tools = {tool.name: tool for tool in (await client.list_tools(meta={BATCH_FORMS_META_KEY: True})).tools}
+        tools = {tool.name: tool for tool in (await client.list_tools(meta={wire.SHOW_BATCH_FORMS: True})).tools}
     assert set(tools) == set(TOOLS) | {f"{name}_batch" for name in TOOLS}
     for name in TOOLS:
-        assert tools[f"{name}_batch"].meta == {BATCH_OF_META_KEY: name}
-        assert tools[name].input_schema["properties"]["session"]["default"] == "default"
+        assert tools[f"{name}_batch"].meta == {wire.BATCH_OF: name}
+        assert "session" not in tools[name].input_schema["properties"]  # the episode comes in _meta
+        assert tools[name].meta == {wire.EPISODE_STATE: True}
         assert tools[name].description
     assert tools["search_flights"].input_schema["required"] == ["origin", "destination", "date"]
     assert tools["distance_matrix"].input_schema["required"] == ["origin", "destination"]
@@ -243,12 +244,9 @@ def test_formatting():
     ("distance_matrix", {"origin": "(New York)", "destination": "Rockford"}, "origin must be a city name"),
     ("distance_matrix", {"origin": "Buffalo", "destination": "Rockford", "mode": ""}, "mode must not be empty"),
     ("search_restaurants", {"city": "x" * 201}, "city is 201 characters long; the limit is 200"),
-    ("search_attractions", {"city": "Rockford", "session": ""}, "session must not be empty"),
-    ("search_accommodations", {"city": "Rockford", "session": "s" * 201}, "session is 201 characters long"),
     ("search_cities", {"state": ""}, "state must not be empty"),
     ("notebook_write", {"description": ""}, "description must not be empty"),
     ("notebook_write", {"description": "d" * 201}, "description is 201 characters long"),
-    ("notebook_read", {"session": ""}, "session must not be empty"),
     ("search_restaurants", {}, "city"),
     ("search_restaurants", {"city": 3}, "city"),
 ])
@@ -258,12 +256,23 @@ async def test_bad_arguments_are_clear_errors(service, tool, arguments, message)
     assert result.is_error and message in text(result), text(result)
 
 
+@pytest.mark.parametrize(("tool", "arguments", "episode"), [
+    ("search_attractions", {"city": "Rockford"}, ""),
+    ("search_accommodations", {"city": "Rockford"}, "s" * 201),
+    ("notebook_read", {}, ["not", "a", "string"]),
+])
+async def test_an_episode_that_is_no_short_string_is_a_clear_error(service, tool, arguments, episode):
+    async with Client(create_server(service)) as client:
+        result = await client.call_tool(tool, arguments, meta={wire.EPISODE: episode})
+    assert result.is_error and "must be a non-empty string of at most 200 characters" in text(result), text(result)
+
+
 # --- the notebook ----------------------------------------------------------------------------------------------
 
-async def test_notebook_records_the_latest_result_per_session(service):
+async def test_notebook_records_the_latest_result_per_episode(service):
     async with Client(create_server(service)) as client:
-        async def run(tool, **arguments):
-            result = await client.call_tool(tool, arguments)
+        async def run(tool, episode=None, **arguments):
+            result = await client.call_tool(tool, arguments, meta={wire.EPISODE: episode} if episode else None)
             return result.is_error, text(result)
 
         is_error, message = await run("notebook_write", description="nothing yet")
@@ -281,14 +290,14 @@ async def test_notebook_records_the_latest_result_per_session(service):
         await run("notebook_read")  # the notebook's own tools leave the most recent result alone
         assert (await run("notebook_write", description="Taxi"))[1].endswith("its index is 2.")
 
-        # Another session has its own notebook and its own most recent result.
-        is_error, message = await run("notebook_write", description="x", session="episode-2")
+        # Another episode has its own notebook and its own most recent result.
+        is_error, message = await run("notebook_write", description="x", episode="episode-2")
         assert is_error and "nothing to record yet" in message
-        restaurants = (await run("search_restaurants", city="Buffalo", session="episode-2"))[1]
-        assert (await run("notebook_write", description="Food", session="episode-2"))[1].endswith("index is 0.")
+        restaurants = (await run("search_restaurants", city="Buffalo", episode="episode-2"))[1]
+        assert (await run("notebook_write", description="Food", episode="episode-2"))[1].endswith("index is 0.")
 
         read = (await run("notebook_read"))[1]
-        other = (await run("notebook_read", session="episode-2"))[1]
+        other = (await run("notebook_read", episode="episode-2"))[1]
     assert read == (f"index: 0\nShort Description: Flights Buffalo to Rockford\nContent:\n{flights}\n\n"
                     f"index: 1\nShort Description: Again\nContent:\n{flights}\n\n"
                     "index: 2\nShort Description: Taxi\nContent:\nNo valid information.")
@@ -296,20 +305,20 @@ async def test_notebook_records_the_latest_result_per_session(service):
 
 
 def test_notebook_bounds(database_dir):
-    service = TravelService(open_sandbox(database_dir), NotebookLimits(max_entries=3, max_sessions=2))
-    service.search_cities("Illinois", session="a")
+    service = TravelTools(open_sandbox(database_dir), NotebookLimits(max_entries=3, max_episodes=2))
+    service.search_cities("Illinois", episode="a")
     for index in range(3):
-        assert service.notebook_write(f"entry {index}", session="a").endswith(f"its index is {index}.")
+        assert service.notebook_write(f"entry {index}", episode="a").endswith(f"its index is {index}.")
     with pytest.raises(ToolError, match="the Notebook is full: it holds at most 3 entries"):
-        service.notebook_write("one too many", session="a")
-    # Sessions beyond max_sessions: the least recently used one is forgotten.
-    service.search_cities("Illinois", session="b")
-    service.notebook_read(session="a")  # a is now more recent than b
-    service.search_cities("New York", session="c")
+        service.notebook_write("one too many", episode="a")
+    # Episodes beyond max_episodes: the least recently used one is forgotten.
+    service.search_cities("Illinois", episode="b")
+    service.notebook_read(episode="a")  # a is now more recent than b
+    service.search_cities("New York", episode="c")
     assert len(service.notebooks) == 2
-    assert service.notebook_read(session="a").count("index: ") == 3
+    assert service.notebook_read(episode="a").count("index: ") == 3
     with pytest.raises(ToolError, match="nothing to record yet"):
-        service.notebook_write("b was forgotten", session="b")
+        service.notebook_write("b was forgotten", episode="b")
 
 
 def test_notebook_default_bounds(service):
@@ -318,12 +327,12 @@ def test_notebook_default_bounds(service):
         service.notebook_write(f"entry {index}")
     with pytest.raises(ToolError, match="at most 64 entries"):
         service.notebook_write("entry 64")
-    assert service.notebooks.limits == NotebookLimits(max_entries=64, max_description_chars=200, max_sessions=4096)
+    assert service.notebooks.limits == NotebookLimits(max_entries=64, max_description_chars=200, max_episodes=4096)
 
 
 def test_equal_lookups_share_one_answer(service):
-    first = service.search_restaurants("Rockford", session="a")
-    second = service.search_restaurants("Rockford(Illinois)", session="b")
+    first = service.search_restaurants("Rockford", episode="a")
+    second = service.search_restaurants("Rockford(Illinois)", episode="b")
     assert first is second
 
 
@@ -332,21 +341,23 @@ def test_equal_lookups_share_one_answer(service):
 async def test_batch_is_aligned_and_equal_to_single_calls(service):
     calls = [{"origin": "Buffalo", "destination": "Rockford", "date": "2022-03-16"},
              {"origin": "Buffalo", "destination": "Rockford", "date": "16 March"},
-             {"origin": "Rockford", "destination": "Buffalo", "date": "2022-03-18", "session": "s2"},
+             {"origin": "Rockford", "destination": "Buffalo", "date": "2022-03-18"},
              {"origin": "Rockford", "destination": "Buffalo", "date": "2022-03-19"},
              {"origin": "Buffalo"}]
+    episodes = {wire.EPISODES: [None, None, "s2", None, None]}
     async with Client(create_server(service)) as client:
-        batch = json.loads(text(await client.call_tool("search_flights_batch", {"calls": calls})))
+        batch = (await client.call_tool("search_flights_batch", {"calls": calls}, meta=episodes)).structured_content
+        batch = batch["results"]
         singles = [await client.call_tool("search_flights", call) for call in calls[:4]]
-        written = text(await client.call_tool("notebook_write_batch", {"calls": [{"description": "d",
-                                                                                   "session": "s2"}]}))
+        written = (await client.call_tool("notebook_write_batch", {"calls": [{"description": "d"}]},
+                                          meta={wire.EPISODES: ["s2"]})).structured_content
     assert [entry["is_error"] for entry in batch] == [False, True, False, False, True]
     for entry, single in zip(batch, singles):
         assert entry["is_error"] == single.is_error and text(single) in entry["text"]
     assert batch[3]["text"] == "There is no flight from Rockford to Buffalo on 2022-03-19."
     assert "destination" in batch[4]["text"]
-    assert json.loads(written) == [{"text": "The information has been recorded in Notebook, and its index is 0.",
-                                    "is_error": False}]
+    assert written == {"results": [{"text": "The information has been recorded in Notebook, and its index is 0.",
+                                    "is_error": False, "failure": None}], "ticket": None}
     assert service.notebooks.entries("s2") == [("d", batch[2]["text"])]
 
 
@@ -394,7 +405,7 @@ async def test_over_stdio_subprocess(database_dir):
 async def test_real_database():
     database = shared_file("travelplanner/database")
     reference = shared_file("travelplanner/train_ref_info.jsonl")
-    service = TravelService(open_sandbox(database, reference))
+    service = TravelTools(open_sandbox(database, reference))
     async with Client(create_server(service)) as client:
         flights = text(await client.call_tool("search_flights", {"origin": "St. Petersburg", "destination": "Rockford",
                                                                  "date": "2022-03-16"}))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from data_generators import travel_sample as sample_data
+from rlfactory_envs.travel import sample_data
 from rlfactory_envs.travel.family import (
     SAMPLE_DATABASE_DIR,
     SAMPLE_DIR,
@@ -58,7 +58,7 @@ def pairs() -> list[tuple[dict, dict]]:
 
 
 def test_committed_files_equal_the_generator_output(tmp_path):
-    # If this fails, run `python -m data_generators.travel_sample` and commit the data files.
+    # If this fails, run `python -m rlfactory_envs.travel.sample_data` and commit the data files.
     sample_data.write_sample(tmp_path)
     fresh = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
     committed = sorted(p.relative_to(SAMPLE_DIR) for p in SAMPLE_DIR.rglob("*") if p.is_file())

@@ -9,15 +9,14 @@ import json
 
 import gymnasium as gym
 import pytest
-from hypothesis import strategies as st
 
 import rlfactory_envs  # noqa: F401
 from rlfactory_envs import EnvBatch
 from rlfactory_envs.rollout.runner import run_rollouts
-from rlfactory_envs.testing import semantics_test_class
 from rlfactory_envs.travel.family import SAMPLE_PLANS_PATH, SAMPLE_QUERIES_PATH
 from tests.conftest import shared_file
 from tests.test_cli import rlf
+from rlfactory_envs.kernel.families import tooling_of
 
 QUERIES = {row["idx"]: row for row in map(json.loads, SAMPLE_QUERIES_PATH.read_text().splitlines())}
 PLANS = {row["idx"]: row["plan"] for row in map(json.loads, SAMPLE_PLANS_PATH.read_text().splitlines())}
@@ -113,7 +112,7 @@ def test_each_episode_has_its_own_notebook():
 
 
 def test_the_scripted_baseline_passes_most_sample_queries_and_rollout_reports_the_official_table():
-    summary, records = asyncio.run(run_rollouts("rlf/Travel-v0", lambda env: env.scripted_policy(),
+    summary, records = asyncio.run(run_rollouts("rlf/Travel-v0", lambda env: tooling_of(env).baseline_policy(env),
                                                 len(QUERIES), batch_size=8, progress=False))
     assert summary.failed == 0 and summary.tool_calls > 10 * len(records)
     assert summary.report["rates"]["Final Pass Rate"] >= 0.7
@@ -160,19 +159,3 @@ def test_data_path_without_database_dir_is_one_clear_error():
         gym.make("rlf/Travel-v0", data_path="queries.jsonl")
 
 
-travel_actions = st.one_of(
-    st.sampled_from([call("search_cities", state="Veradon"), call("search_flights", origin="x", destination="y",
-                                                                   date="2022-13-45"),
-                     call("distance_matrix", origin="Arlow", destination="Quillford", mode="boat"),
-                     answer(PLANS[1]), "<answer>[]</answer>", "<answer>[{\"days\": 1}]</answer>",
-                     "<answer>" + "[" * 5000 + "</answer>"]),
-    st.lists(st.dictionaries(st.sampled_from(["days", "current_city", "transportation", "breakfast", "lunch",
-                                              "attraction", "accommodation", "dinner"]),
-                             st.one_of(st.text(max_size=30), st.integers(), st.none())),
-             max_size=4).map(answer),
-)
-
-TestTravelSemantics = semantics_test_class(
-    "rlf/Travel-v0", env_kwargs={"max_turns": 3, "max_action_chars": 8192}, max_examples=30, actions=travel_actions,
-    idle_action=call("search_cities", state="Veradon"),
-    check_step=lambda env, action, result: None if 0.0 <= result.reward <= 1.0 else pytest.fail(result.reward))

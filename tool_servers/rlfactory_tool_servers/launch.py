@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 
-from rlfactory_tool_servers.batched_tool import BATCH_OF_META_KEY
+from rlfactory_tool_servers import wire
 from rlfactory_tool_servers.http_guard import (
     TOKEN_VARIABLE, BearerTokenGuard, auth_token, exposure_warning, transport_security)
 from rlfactory_tool_servers.request_log import log_requests
@@ -103,7 +103,7 @@ def serve(package: ServerPackage, argv: Sequence[str] | None = None, *, prog: st
     logging.basicConfig(level=options.log_level.upper(), format=LOG_FORMAT, stream=sys.stderr, force=True)
     server = package.build_server(server_argv, prog=prog)
     server.middleware.append(log_requests)
-    tools = [tool.name for tool in asyncio.run(server.list_tools()) if BATCH_OF_META_KEY not in (tool.meta or {})]
+    tools = [tool.name for tool in asyncio.run(server.list_tools()) if wire.BATCH_OF not in (tool.meta or {})]
 
     def announce(where: str) -> None:
         if options.log_level != "error":

@@ -7,9 +7,10 @@ OpenRLHF's own ``MultiTurnAgentExecutor`` runs the loop and keeps the token book
 model's ids as generated (``action_ranges``, rollout log-probabilities), each ``environment_feedback`` tokenised
 on its own and appended (mask 0). This file supplies the agent:
 
-- ``AgentInstance.reset`` leases an env from the process-wide pool, resets it on the label's task and returns the
-  prompt rendered by the trainer's chat template from the env's first messages and tool schemas. OpenRLHF's
-  dataset renders without tools, so the row's prompt is only shown in OpenRLHF's logs.
+- ``AgentInstance.reset`` leases a fresh env on the process's runtime for the label's env (``env_lease``), resets
+  it on the label's task and returns the prompt rendered by the trainer's chat template from the env's first
+  messages and tool schemas. OpenRLHF's dataset renders without tools, so the row's prompt is only shown in
+  OpenRLHF's logs.
 - ``AgentInstance.step`` passes the response to ``env.astep``; ``environment_feedback`` is the env's observation,
   which already carries the chat-template markup. ``rewards`` are the env's step rewards (OpenRLHF sums them),
   ``scores`` the episode's reward so far, ``done`` the env's ``terminated or truncated``.
@@ -19,8 +20,8 @@ on its own and appended (mask 0). This file supplies the agent:
 - An env whose chat format has stop sequences (rlf/Search-NQ-SearchR1-v0: ``</search>``, ``</answer>``) gets them
   as vLLM stop strings, kept in the output, on a per-sample copy of the shared ``sampling_params``
   (``ExactTextEngine``): the model stops right after its query instead of writing the ``<information>`` itself.
-- ``AgentExecutor`` binds each instance to its sample (tokenizer, budget, engine) and gives the env back to the
-  pool when the sample ends, however it ends. The executor tokenises through ``DeltaTokenizer``: the same ids as
+- ``AgentExecutor`` binds each instance to its sample (tokenizer, budget, engine) and gives the env back when the
+  sample ends, however it ends. The executor tokenises through ``DeltaTokenizer``: the same ids as
   the trainer's tokenizer, each observation tokenised once (tiktoken where provably equal).
 """
 
@@ -34,7 +35,6 @@ import torch
 from openrlhf.utils.agent import AgentExecutorBase, AgentInstanceBase, MultiTurnAgentExecutor
 
 from rlfactory_adapters.chat_prompt import prompt_text, template_kwargs_for
-from rlfactory_adapters.env_pool import EnvPool
 from rlfactory_adapters.episode_label import EpisodeLabel
 from rlfactory_adapters.openrlhf.sample_run import SampleRun
 
@@ -117,13 +117,11 @@ class AgentExecutor(AgentExecutorBase):
     """OpenRLHF's ``MultiTurnAgentExecutor`` over ``AgentInstance``, one ``SampleRun`` per sample.
 
     OpenRLHF builds it with no arguments, once per vLLM engine, and calls ``execute`` concurrently for every
-    sample. ``env_pool`` (default: the process-wide pool) is where envs are leased.
+    sample; each sample leases a fresh env on the process's runtime for its env (``env_lease``).
     """
 
-    env_pool: EnvPool | None = None
-
     async def execute(self, prompt, label, sampling_params, max_length: int, hf_tokenizer, llm_engine, images=None):
-        run = SampleRun(hf_tokenizer, max_length, llm_engine, pool=self.env_pool)
+        run = SampleRun(hf_tokenizer, max_length, llm_engine)
         loop = MultiTurnAgentExecutor(AgentInstance)
         loop.agent_instance_cls = functools.partial(AgentInstance, run)
         try:

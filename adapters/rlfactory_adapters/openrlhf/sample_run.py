@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rlfactory_adapters.delta_encoder import delta_encoder
-from rlfactory_adapters.env_pool import EnvPool, lease_env
+from rlfactory_adapters.env_lease import lease_env
 from rlfactory_adapters.episode_driver import stop_sequences
 from rlfactory_adapters.openrlhf.delta_tokenizer import DeltaTokenizer
 from rlfactory_adapters.openrlhf.exact_text_engine import ExactTextEngine
@@ -24,12 +24,11 @@ from rlfactory_envs.kernel.env import ToolEnv
 class SampleRun:
     """One sample's tokenizer, budget, engine and env lease. ``release`` is idempotent."""
 
-    def __init__(self, tokenizer: Any, max_length: int, engine: Any, pool: EnvPool | None = None):
+    def __init__(self, tokenizer: Any, max_length: int, engine: Any):
         self.tokenizer = tokenizer
         self.max_length = int(max_length)
         self.engine = ExactTextEngine(engine, tokenizer)
         self.delta_tokenizer = DeltaTokenizer(tokenizer, delta_encoder(tokenizer))
-        self.pool = pool
         self.env: ToolEnv | None = None
         self._lease: contextlib.AsyncExitStack | None = None
 
@@ -37,13 +36,13 @@ class SampleRun:
         """Lease an env for this sample (one per sample; a second lease returns the first env first)."""
         await self.release()
         stack = contextlib.AsyncExitStack()
-        self.env = await stack.enter_async_context(lease_env(env_id, env_kwargs, pool=self.pool))
+        self.env = await stack.enter_async_context(lease_env(env_id, env_kwargs))
         self._lease = stack
         self.engine.stop_sequences = stop_sequences(self.env)
         return self.env
 
     async def release(self) -> None:
-        """Give the env back to the pool (an episode still running is aborted there)."""
+        """Give the env back (an episode still running is aborted)."""
         stack, self._lease, self.env = self._lease, None, None
         if stack is not None:
             await stack.aclose()

@@ -1,7 +1,7 @@
 """``RlfAgentLoop``: verl 0.9's ``AgentLoopBase`` playing one rlf env episode per sample, token-in/token-out.
 
-Per sample, ``run`` reads the env id, kwargs and task from the row's ``extra_info``, leases an env from the
-process-wide pool (``rlfactory_adapters.env_pool``) and hands it to the shared driver
+Per sample, ``run`` reads the env id, kwargs and task from the row's ``extra_info``, leases a fresh env on the
+process's runtime for that env (``rlfactory_adapters.env_lease``) and hands it to the shared driver
 (``rlfactory_adapters.episode_driver``): the
 prompt is rendered once with the tokenizer's chat template (``data.apply_chat_template_kwargs``, with the env's
 thinking mode taking precedence) and cut from the left at ``rollout.prompt_length`` as verl's own loops do; each
@@ -35,7 +35,7 @@ from verl.utils.rollout_trace import rollout_trace_op
 from verl.workers.rollout.replica import TokenOutput
 
 from rlfactory_adapters.chat_prompt import template_kwargs_for
-from rlfactory_adapters.env_pool import lease_env
+from rlfactory_adapters.env_lease import lease_env
 from rlfactory_adapters.episode_driver import EpisodeResult, Generation, merge_stops, run_episode, stop_sequences
 from rlfactory_adapters.verl.row_spec import row_spec
 

@@ -1,6 +1,7 @@
 """Everything the toolbox does for one MCP server: pooled sessions, a concurrency limit, a deadline per request,
 retry with backoff and reconnect after a transport failure, and merging of concurrent calls to a tool that has a
-batched form (see ``rlfactory_tool_servers.batched_tool``) into one request.
+batched form into one request. What the client and our servers say to each other beyond MCP itself (the ``_meta``
+keys, a batched form's structured reply) is ``rlfactory_tool_servers.wire``.
 
 All methods run on the toolbox's own loop. ``call`` never raises: every failure becomes an error ``ToolResult``.
 What happened is counted in the server's ``ServerStats`` (see ``stats``).
@@ -23,14 +24,9 @@ from rlfactory_envs.kernel.mcp.errors import MalformedReply
 from rlfactory_envs.kernel.mcp.session import McpSession, TransportError, build_inprocess_server
 from rlfactory_envs.kernel.mcp.stats import CallCounters, ServerStats
 from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
+from rlfactory_tool_servers import wire
 
-# The keys of rlfactory_tool_servers.batched_tool (servers are not imported): the tool meta key that marks a
-# batched form, and the tools/list request _meta key that asks a server to list its batched forms (hidden otherwise).
-BATCH_OF_META_KEY = "rlfactory/batch_of"
-BATCH_FORMS_META_KEY = "rlfactory/batch_forms"
 ELEMENT_DEADLINE_FRACTION = 0.9  # of timeout_s, for each element of a merged request
-# How batched_tool words an element abandoned at the batch's deadline: "... gave no answer within 2 s (deadline)".
-ELEMENT_DEADLINE_WORDS = ("gave no answer within", "(deadline)")
 
 TIMEOUT = "timeout"
 UNAVAILABLE = "unavailable"
@@ -38,28 +34,40 @@ UNAVAILABLE = "unavailable"
 
 class Outcome(NamedTuple):
     """What one call came to: its text, whether it is an error, and why when the cause was not the tool's own
-    (``TIMEOUT``: a deadline passed; ``UNAVAILABLE``: the server stayed unreachable)."""
+    (``TIMEOUT``: a deadline passed; ``UNAVAILABLE``: the server stayed unreachable); ``structured``: the
+    reply's structured content, if any."""
 
     text: str
     is_error: bool
     failure: str | None = None
+    structured: Any = None
 
 
-def element_outcome(text: str, is_error: bool) -> Outcome:
-    """One element of a batched result; an element the server abandoned at the batch's deadline is a timeout."""
-    timed_out = is_error and all(words in text for words in ELEMENT_DEADLINE_WORDS)
-    return Outcome(text, is_error, TIMEOUT if timed_out else None)
+def element_outcome(entry: wire.BatchEntry) -> Outcome:
+    """One element of a batched reply; an element the server abandoned at the batch's deadline is a timeout."""
+    return Outcome(entry["text"], entry["is_error"], TIMEOUT if entry.get("failure") == wire.DEADLINE else None)
 
 
-def call_result_text(result: mcp_types.CallToolResult) -> str:
-    """The text of a tool result: its text blocks joined; other blocks named, not inlined."""
+def episodes_meta(episodes: list[str | None]) -> dict[str, Any] | None:
+    """A batched request's ``_meta``: each element's episode, when any element has one."""
+    return {wire.EPISODES: episodes} if any(episode is not None for episode in episodes) else None
+
+
+def call_meta(call: ToolCall) -> dict[str, Any] | None:
+    """A call's request ``_meta``: its episode, when it has one."""
+    return {wire.EPISODE: call.episode} if call.episode is not None else None
+
+
+def call_result_text(result: mcp_types.CallToolResult, structured_as_text: bool = True) -> str:
+    """The text of a tool result: its text blocks joined; other blocks named, not inlined; a result with structured
+    content alone shows it as JSON (unless ``structured_as_text`` is false: a batched reply is read, not shown)."""
     parts = []
     for block in result.content:
         if isinstance(block, mcp_types.TextContent):
             parts.append(block.text)
         else:
             parts.append(f"[{getattr(block, 'type', 'non-text')} content omitted]")
-    if not parts and result.structured_content is not None:
+    if not parts and result.structured_content is not None and structured_as_text:
         parts.append(json.dumps(result.structured_content, ensure_ascii=False, default=str))
     return "\n".join(parts)
 
@@ -76,14 +84,14 @@ class _Batcher:
         self._tool = tool
         self._batch_tool = batch_tool
         self._max = max_batch_size
-        self._pending: list[tuple[dict[str, Any], asyncio.Future[Outcome]]] = []
+        self._pending: list[tuple[ToolCall, asyncio.Future[Outcome]]] = []
         self._scheduled = False
         self._in_flight: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
 
-    def submit(self, arguments: dict[str, Any]) -> asyncio.Future[Outcome]:
+    def submit(self, call: ToolCall) -> asyncio.Future[Outcome]:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Outcome] = loop.create_future()
-        self._pending.append((arguments, future))
+        self._pending.append((call, future))
         if not self._scheduled:
             self._scheduled = True
             loop.call_soon(self._flush)
@@ -97,7 +105,7 @@ class _Batcher:
             self._in_flight.add(task)
             task.add_done_callback(self._in_flight.discard)
 
-    async def _send(self, chunk: list[tuple[dict[str, Any], asyncio.Future[Outcome]]]) -> None:
+    async def _send(self, chunk: list[tuple[ToolCall, asyncio.Future[Outcome]]]) -> None:
         futures = [future for _, future in chunk]
         try:
             await self._answer(chunk)
@@ -105,34 +113,32 @@ class _Batcher:
             _settle(futures, Outcome(f"Error: calling {self._tool!r} failed unexpectedly: {exc!r}", True))
         _settle(futures, Outcome(f"Error: the batched {self._tool} left this call without a result", True))
 
-    async def _answer(self, chunk: list[tuple[dict[str, Any], asyncio.Future[Outcome]]]) -> None:
+    async def _answer(self, chunk: list[tuple[ToolCall, asyncio.Future[Outcome]]]) -> None:
         """Send the chunk as one request, and answer each caller as soon as its element's result comes back.
 
         Elements still running shortly before the request's deadline are abandoned by the server, so one hanging
         call fails alone instead of taking the calls merged with it down; with ``batch_reply_after_s`` the server
-        answers the finished elements early and the rest are collected from the same session (see
-        ``rlfactory_tool_servers.batched_tool``)."""
+        answers the finished elements early and the rest are collected from the same session (``wire``)."""
         entry = self._client.entry
         given_up_at = time.monotonic() + entry.timeout_s
         futures = [future for _, future in chunk]
         slot = self._client.next_slot()
-        arguments: dict[str, Any] = {"calls": [args for args, _ in chunk],
+        arguments: dict[str, Any] = {"calls": [call.arguments for call, _ in chunk],
                                      "deadline_s": entry.timeout_s * ELEMENT_DEADLINE_FRACTION}
         if entry.batch_reply_after_s is not None:
             arguments["reply_after_s"] = entry.batch_reply_after_s
         outcome = await self._client.request(self._batch_tool, arguments, shown_as=self._tool, calls=len(chunk),
-                                             slot=slot)
+                                             slot=slot, meta=episodes_meta([call.episode for call, _ in chunk]),
+                                             batched=True)
         if outcome.is_error:
             _settle(futures, outcome)
             return
         try:
-            reply = json.loads(outcome.text)
-            if isinstance(reply, list):  # every element is done
-                reply = {"results": reply, "ticket": None}
-            results, ticket = reply["results"], reply["ticket"]
-            if not isinstance(results, list) or len(results) != len(chunk):
+            reply = wire.read_batch_reply(outcome.structured)
+            if len(reply["results"]) != len(chunk):
                 raise ValueError("misaligned batch result")
-            waiting = self._take(futures, dict(enumerate(results)))
+            waiting = self._take(futures, dict(enumerate(reply["results"])))
+            ticket = reply["ticket"]
             while ticket is not None and waiting:
                 if time.monotonic() >= given_up_at:
                     _settle(waiting, Outcome(f"Error: the tool {self._tool!r} did not answer within "
@@ -141,22 +147,25 @@ class _Batcher:
                     return
                 outcome = await self._client.request(
                     self._batch_tool, {"calls": [], "collect": ticket, "reply_after_s": entry.batch_reply_after_s},
-                    shown_as=self._tool, slot=slot)
+                    shown_as=self._tool, slot=slot, batched=True)
                 if outcome.is_error:
                     _settle(waiting, outcome)
                     return
-                reply = json.loads(outcome.text)
-                collected, ticket = reply["results"], reply["ticket"]
-                waiting = self._take(futures, {int(position): result for position, result in collected.items()})
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            _settle(futures, Outcome(f"Error: the batched {self._tool} returned an unreadable result ({exc})", True))
+                collected = wire.read_collected_reply(outcome.structured)
+                ticket = collected["ticket"]
+                waiting = self._take(futures, {int(position): result
+                                               for position, result in collected["results"].items()})
+        except (ValueError, KeyError, IndexError) as exc:
+            _settle(futures, Outcome(f"Error: the batched {self._tool} returned an unreadable result "
+                                     f"({' '.join(str(exc).split())[:200]})", True))
 
     @staticmethod
-    def _take(futures: list[asyncio.Future[Outcome]], results: dict[int, Any]) -> list[asyncio.Future[Outcome]]:
+    def _take(futures: list[asyncio.Future[Outcome]],
+              results: dict[int, wire.BatchEntry | None]) -> list[asyncio.Future[Outcome]]:
         """Answer the callers whose results came (``None``: not yet); the futures still waiting."""
         for position, result in results.items():
             if result is not None and not futures[position].done():
-                futures[position].set_result(element_outcome(str(result["text"]), bool(result["is_error"])))
+                futures[position].set_result(element_outcome(result))
         return [future for future in futures if not future.done()]
 
 
@@ -191,7 +200,7 @@ class ServerClient:
         await asyncio.gather(*(self._session_at(slot) for slot in range(self.entry.sessions)))
         self.tools = []
         for tool in self._listed:
-            batch_of = (tool.meta or {}).get(BATCH_OF_META_KEY)
+            batch_of = (tool.meta or {}).get(wire.BATCH_OF)
             if isinstance(batch_of, str):
                 if self.entry.batching:
                     self._batchers[batch_of] = _Batcher(self, batch_of, tool.name, self.entry.max_batch_size)
@@ -229,7 +238,7 @@ class ServerClient:
         await session.open()
         # Every session lists the tools, the batched forms it may call included: the SDK's client checks a result
         # against the tool as its own session listed it, and lists again, on every call, for a tool it has not seen.
-        meta = {BATCH_FORMS_META_KEY: True} if self.entry.batching else None
+        meta = {wire.SHOW_BATCH_FORMS: True} if self.entry.batching else None
         try:
             self._listed = await asyncio.wait_for(session.list_tools(meta=meta), self.entry.connect_timeout_s)
         except asyncio.TimeoutError:
@@ -256,8 +265,8 @@ class ServerClient:
         ``unavailable`` (its retries and reconnects are counted): for a caller that counts the call itself."""
         batcher = self._batchers.get(call.name)
         if batcher is not None:
-            return await batcher.submit(call.arguments)
-        return await self.request(call.name, call.arguments)
+            return await batcher.submit(call)
+        return await self.request(call.name, call.arguments, meta=call_meta(call))
 
     async def probe(self) -> None:
         """Ask the server for its tool list through the first pooled session, reopened first if it died (and once
@@ -278,16 +287,19 @@ class ServerClient:
         return next(self._next_slot)
 
     async def request(self, tool: str, arguments: dict[str, Any], shown_as: str | None = None,
-                      calls: int = 1, slot: int | None = None) -> Outcome:
-        """One MCP request with the concurrency limit, retries and a deadline over all of it (queueing,
-        reconnecting and backoff included); never raises. Errors name ``shown_as``, whose counters count the
-        retries (``calls`` each: the calls the request carries) and the reconnects it needs. ``slot``: the pooled
-        session to use (default: the next, round robin)."""
+                      calls: int = 1, slot: int | None = None, meta: dict[str, Any] | None = None,
+                      batched: bool = False) -> Outcome:
+        """One MCP request (``meta``: its ``_meta``) with the concurrency limit, retries and a deadline over all of
+        it (queueing, reconnecting and backoff included); never raises. Errors name ``shown_as``, whose counters
+        count the retries (``calls`` each: the calls the request carries) and the reconnects it needs. ``slot``:
+        the pooled session to use (default: the next, round robin). A ``batched`` request's reply is read from its
+        structured content, never shown as text."""
         name = shown_as or tool
         try:
-            request = self._limited_request(tool, arguments, self.stats.tool(name), calls, slot)
+            request = self._limited_request(tool, arguments, self.stats.tool(name), calls, slot, meta)
             result = await asyncio.wait_for(request, self.entry.timeout_s)
-            return Outcome(call_result_text(result), bool(result.is_error))
+            text = call_result_text(result, structured_as_text=not batched)
+            return Outcome(text, bool(result.is_error), structured=result.structured_content)
         except asyncio.TimeoutError:
             return Outcome(f"Error: the tool {name!r} did not answer within {self.entry.timeout_s:g} s (deadline); "
                            "the call was abandoned.", True, TIMEOUT)
@@ -302,7 +314,7 @@ class ServerClient:
             return Outcome(f"Error: calling {name!r} failed unexpectedly: {exc!r}", True)
 
     async def _limited_request(self, tool: str, arguments: dict[str, Any], counters: CallCounters,
-                               calls: int, slot: int | None) -> mcp_types.CallToolResult:
+                               calls: int, slot: int | None, meta: dict[str, Any] | None) -> mcp_types.CallToolResult:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.entry.retries + 1),
             wait=wait_exponential_jitter(multiplier=0.05, max=2.0),
@@ -316,7 +328,7 @@ class ServerClient:
                         counters.retries += calls
                     session = await self._session_at(self.next_slot() if slot is None else slot, counters)
                     try:
-                        return await session.call_tool(tool, arguments)
+                        return await session.call_tool(tool, arguments, meta)
                     except TransportError:
                         await session.close()
                         raise

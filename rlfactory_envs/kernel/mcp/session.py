@@ -106,10 +106,12 @@ class McpSession:
                 break
         return tools
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
-        """One ``tools/call``. Raises ``TransportError`` when the session is unusable, ``MalformedReply`` when the reply
-        cannot be read (the session stays usable); tool errors are results."""
-        return await self._guard(self._require().call_tool(name, arguments))
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        meta: dict[str, Any] | None = None) -> mcp_types.CallToolResult:
+        """One ``tools/call`` (``meta``: the request's ``_meta``). Raises ``TransportError`` when the session is
+        unusable, ``MalformedReply`` when the reply cannot be read (the session stays usable); tool errors are
+        results."""
+        return await self._guard(self._require().call_tool(name, arguments, meta=meta))
 
     def _require(self) -> Client:
         if not self.alive:

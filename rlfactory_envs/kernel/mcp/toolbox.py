@@ -6,8 +6,8 @@ loop iteration share that hop (see ``handoff``); on the toolbox loop the calls r
 tool with a batched form are merged into one MCP request per server. Results align one-to-one with the calls, and
 each caller gets its own as soon as they are ready, whatever the other callers of its hop still wait for.
 
-Envs with equal configs share one toolbox through ``acquire_toolbox``/``Toolbox.release``, so a batch of envs
-shares sessions and merging.
+Runtimes with equal configs share one toolbox (``rlfactory_envs.kernel.runtime.Parts``), so a batch of envs shares
+sessions and merging.
 
 ``Toolbox.stats()`` tells what the calls came to, per server and per tool (calls, errors, timeouts, retries,
 reconnects; see ``stats``), over the toolbox's whole life, restarts included.
@@ -33,18 +33,21 @@ from rlfactory_envs.kernel.mcp.replicas import ReplicatedClient
 from rlfactory_envs.kernel.mcp.server_client import ServerClient
 from rlfactory_envs.kernel.mcp.stats import ToolboxStats
 from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
+from rlfactory_tool_servers import wire
 
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool as the model sees it: name, description and the JSON schema of its arguments."""
+    """A tool as the model sees it: name, description and the JSON schema of its arguments; ``episode_state``: the
+    server keeps state per episode for it (its ``_meta`` says ``wire.EPISODE_STATE``)."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
     server: str
+    episode_state: bool = False
 
     def openai_schema(self) -> dict[str, Any]:
         """The OpenAI function-tool form that chat templates (Qwen3's included) render."""
@@ -64,12 +67,12 @@ class Toolbox:
         self._clients: dict[str, ServerClient | ReplicatedClient] = {}
         self._route: dict[str, ServerClient | ReplicatedClient] = {}
         self._specs: list[ToolSpec] = []
+        self._by_name: dict[str, ToolSpec] = {}
         self._stats = ToolboxStats()
         for name in self.config.servers:  # listed with zero counts before the first call
             self._stats.server(name)
         self._start_lock = threading.Lock()
         self._started = False
-        self._refs = 0
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -109,7 +112,9 @@ class Toolbox:
                     raise ConfigError(f"tool {tool.name!r} is offered by both server {self._route[tool.name].name!r} "
                                      f"and server {client.name!r}; rename one")
                 self._route[tool.name] = client
-                self._specs.append(ToolSpec(tool.name, tool.description or "", dict(tool.input_schema), client.name))
+                self._specs.append(ToolSpec(tool.name, tool.description or "", dict(tool.input_schema), client.name,
+                                            (tool.meta or {}).get(wire.EPISODE_STATE) is True))
+        self._by_name = {spec.name: spec for spec in self._specs}
 
     async def _close_all(self) -> None:
         await asyncio.gather(*(c.close() for c in self._clients.values()), return_exceptions=True)
@@ -132,17 +137,6 @@ class Toolbox:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    # -- sharing among envs ----------------------------------------------------------------------------------
-
-    def release(self) -> None:
-        """Drop one reference taken by ``acquire_toolbox``; the last one closes the toolbox."""
-        with _SHARED_LOCK:
-            self._refs -= 1
-            if self._refs > 0:
-                return
-            _SHARED.pop(self.config.canonical_json(), None)
-        self.close()
-
     # -- the catalog -----------------------------------------------------------------------------------------
 
     @property
@@ -150,6 +144,12 @@ class Toolbox:
         """The tools the model may call (batched forms hidden). Starts the toolbox if needed."""
         self.start()
         return list(self._specs)
+
+    def spec(self, name: str) -> ToolSpec | None:
+        """The tool named ``name``, or ``None`` when no server offers it. Starts the toolbox if needed."""
+        if not self._started:
+            self.start()
+        return self._by_name.get(name)
 
     def openai_schemas(self) -> list[dict[str, Any]]:
         return [spec.openai_schema() for spec in self.specs]
@@ -230,19 +230,3 @@ MAX_SHOWN_NAME_CHARS = 80
 def shown_name(name: str) -> str:
     """A tool name as an error quotes it: a model may send any name, a hundred thousand characters long."""
     return name if len(name) <= MAX_SHOWN_NAME_CHARS else name[:MAX_SHOWN_NAME_CHARS] + "..."
-
-
-_SHARED: dict[str, Toolbox] = {}
-_SHARED_LOCK = threading.Lock()
-
-
-def acquire_toolbox(config: McpConfig | Mapping[str, Any] | str) -> Toolbox:
-    """The process-wide toolbox for this config (created on first use), with one more reference taken."""
-    parsed = load_mcp_config(config)
-    key = parsed.canonical_json()
-    with _SHARED_LOCK:
-        toolbox = _SHARED.get(key)
-        if toolbox is None:
-            toolbox = _SHARED[key] = Toolbox(parsed)
-        toolbox._refs += 1
-        return toolbox

@@ -1,5 +1,5 @@
 """Helpers of the OpenRLHF adapter tests: a scripted stand-in for OpenRLHF's vLLM rollout engine, runs of the real
-``MultiTurnAgentExecutor`` through ``adapters/rlfactory_adapters/openrlhf/agent_func.py`` on a pool the test can inspect, and the
+``MultiTurnAgentExecutor`` through ``adapters/rlfactory_adapters/openrlhf/agent_func.py`` with every env it leased kept for the test to inspect, and the
 oracle (the same episode played on a fresh env, text in, text out). Imported only where OpenRLHF is installed."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from rlfactory_adapters.chat_prompt import prompt_text, template_kwargs_for
-from rlfactory_adapters.env_pool import EnvPool
+from rlfactory_adapters.env_lease import env_lease, lease_env
+from rlfactory_adapters.openrlhf import sample_run
 from rlfactory_adapters.openrlhf.agent_func import AgentExecutor
 from tests.adapters.stop_strings import stop_after
 
@@ -103,10 +104,22 @@ def sampling_params(logprobs: int | None = 1) -> SimpleNamespace:
                            include_stop_str_in_output=False)
 
 
-class PoolExecutor(AgentExecutor):
-    """The adapter's executor leasing from a pool of the test's own, so the test can look at the env after."""
+LEASED: list[Any] = []
+"""Every env a sample of ``RecordingExecutor`` leased, in order, for the test to look at after."""
 
-    env_pool = EnvPool()
+
+@contextlib.asynccontextmanager
+async def recording_lease(env_id: str, env_kwargs: Any = None):
+    async with lease_env(env_id, env_kwargs) as env:
+        LEASED.append(env)
+        yield env
+
+
+sample_run.lease_env = recording_lease  # the adapter's samples lease through it: the test sees their envs
+
+
+class RecordingExecutor(AgentExecutor):
+    """The adapter's executor; every env its samples leased is kept in ``LEASED``."""
 
 
 def run_samples(tokenizer, label: str, scripts: Sequence[Sequence[str]], max_length: int, *,
@@ -118,7 +131,7 @@ def run_samples(tokenizer, label: str, scripts: Sequence[Sequence[str]], max_len
     params = sampling_params(logprobs) if params is None else params
     start = StartTogether(len(scripts))
     engines = [ScriptedEngine(tokenizer, list(script), start=start) for script in scripts]
-    executor = PoolExecutor()
+    executor = RecordingExecutor()
 
     async def go():
         return await asyncio.gather(*(executor.execute(prompt, label, params, max_length, tokenizer, engine)
@@ -138,8 +151,7 @@ class Replay:
 def replay(tokenizer, label: str, response_texts: Sequence[str]) -> Replay:
     """Play ``response_texts`` (the exact texts of the generated ids) on an env built from ``label``."""
     data = json.loads(label)
-    pool = EnvPool()
-    with pool.lease(data["env_id"], data["env_kwargs"]) as env:
+    with env_lease(data["env_id"], data["env_kwargs"]) as env:
         _, info = env.reset(options={"task": data["task"]})
         prompt = prompt_text(tokenizer, info["messages"], info["tools"], **template_kwargs_for(env))
         first_obs = env.transcript
@@ -150,5 +162,4 @@ def replay(tokenizer, label: str, response_texts: Sequence[str]) -> Replay:
             if terminated or truncated:
                 break
         transcript = prompt + env.transcript[len(first_obs):]
-    pool.close()
     return Replay(prompt, steps, transcript)

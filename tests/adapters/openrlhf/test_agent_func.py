@@ -18,8 +18,7 @@ from rlfactory_adapters.openrlhf.agent_func import EXTRA_LOG_KEYS  # noqa: E402
 from rlfactory_adapters.task_rows import openrlhf_record  # noqa: E402
 from rlfactory_envs.kernel.env import ToolEnv  # noqa: E402
 from tests.adapters.openrlhf.scripted_rollout import (  # noqa: E402
-    ENV_ID,
-    PoolExecutor,
+    LEASED,
     logprob_of,
     replay,
     run_samples,
@@ -53,11 +52,8 @@ def expected_sequence(tok, oracle, generated: list[list[int]]):
 
 
 def used_env():
-    """The env the last single sample ran on (the pool lends the most recently returned env first)."""
-    pool = PoolExecutor.env_pool
-    env = pool.take(ENV_ID, {})
-    pool.give_back(env, ENV_ID, {})
-    return env
+    """The env the last single sample ran on."""
+    return LEASED[-1]
 
 
 def test_openrlhf_loads_the_agent_file_as_it_does_for_agent_func_path():
@@ -94,7 +90,7 @@ def test_a_search_episode_matches_the_env_transcript(qwen3_tokenizer, search_row
     assert out["truncated"] is False and out["prompt"] == "the row's prompt"
     assert out["extra_logs"] == {"num_turns": 3.0, "tool_calls": 3.0, "answered": 1.0, "truncated": 0.0,
                                  "length_cut": 0.0, "env_error": 0.0}
-    env = used_env()  # the pooled env the sample ran on: given back, episode over, same transcript
+    env = used_env()  # the env the sample ran on: given back, episode over, same transcript
     assert env.done and oracle.prompt + env.transcript[len(env.messages[0]["content"]):] == oracle.transcript
 
 
@@ -167,7 +163,7 @@ def test_concurrent_samples_of_one_prompt_are_independent(qwen3_tokenizer, searc
                search_then_answer(row)[1:], [tool_call("a") + "<|im_end|>"] * 4, search_then_answer(row)]
     outs, engines = run_samples(tok, row.label(), scripts, max_length=8192, logprobs=None)
 
-    idle_before = PoolExecutor.env_pool.idle_count()
+    leased = LEASED[-len(scripts):]
     for out, engine, script in zip(outs, engines, scripts):
         generated = [tok.encode(t, add_special_tokens=False) for t in script[: len(engine.requests)]]
         oracle = replay(tok, row.label(), [tok.decode(g, skip_special_tokens=False) for g in generated])
@@ -179,7 +175,7 @@ def test_concurrent_samples_of_one_prompt_are_independent(qwen3_tokenizer, searc
         assert set(out["extra_logs"]) == set(EXTRA_LOG_KEYS)
     assert [out["reward"] for out in outs] == [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0]
     assert [out["extra_logs"]["truncated"] for out in outs] == [0, 0, 0, 0, 1, 0, 1, 0]  # max_turns=4
-    assert idle_before >= len(scripts)  # every env went back to the pool
+    assert len({id(env) for env in leased}) == len(scripts) and all(env.done for env in leased)  # each given back
 
 
 def test_a_failing_env_ends_only_its_own_sample(qwen3_tokenizer, search_rows, monkeypatch):
@@ -279,10 +275,8 @@ def test_a_search_r1_query_that_exactly_fills_max_length_is_run(qwen3_tokenizer,
 
 
 def used_env_of(row):
-    pool = PoolExecutor.env_pool
-    env = pool.take(row.env_id, row.env_kwargs)
-    pool.give_back(env, row.env_id, row.env_kwargs)
-    return env
+    """The env the row's last single sample ran on."""
+    return LEASED[-1]
 
 
 def test_the_engine_wrapper_copies_the_params_it_is_given_and_never_changes_them(qwen3_tokenizer):

@@ -1,7 +1,7 @@
 """Properties of random multi-turn search episodes under OpenRLHF 0.11's real ``MultiTurnAgentExecutor`` and the
 adapter, with the real Qwen3 tokenizer: whatever the responses and the ``max_length`` budget, the ids decode to
 the env's transcript, the action ranges hold exactly the generated ids with their logprobs, the model never
-writes past the budget, and the env goes back to the pool with its episode over."""
+writes past the budget, and the env is given back with its episode over."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from rlfactory_adapters.openrlhf.agent_func import EXTRA_LOG_KEYS  # noqa: E402
 from tests.adapters.openrlhf.scripted_rollout import (  # noqa: E402
-    ENV_ID,
-    PoolExecutor,
+    LEASED,
     logprob_of,
     run_samples,
     tool_call,
@@ -41,8 +40,6 @@ def test_random_episodes_keep_ids_ranges_logprobs_and_budget(qwen3_tokenizer, se
     script = script + ["<answer> x </answer><|im_end|>"] * 5  # the engine never runs dry
     prompt_length = len(tok.encode(_prompt(tok, row), add_special_tokens=False))
     max_length = prompt_length + room
-    idle_before = PoolExecutor.env_pool.idle_count()
-
     (out,), (engine,) = run_samples(tok, row.label(), [script], max_length=max_length, logprobs=logprobs)
 
     ids, ranges = out["observation_tokens"], out["action_ranges"]
@@ -63,9 +60,8 @@ def test_random_episodes_keep_ids_ranges_logprobs_and_budget(qwen3_tokenizer, se
     # then the adapter ended the episode as cut by the budget
     assert len(ids) <= max_length or out["extra_logs"]["length_cut"] == 1.0
 
-    env = PoolExecutor.env_pool.take(ENV_ID, {})
-    PoolExecutor.env_pool.give_back(env, ENV_ID, {})
-    assert env.done and PoolExecutor.env_pool.idle_count() == max(idle_before, 1)
+    env = LEASED[-1]
+    assert env.done
     assert tok.decode(ids, skip_special_tokens=False) == \
         _prompt(tok, row) + env.transcript[len(env.messages[0]["content"]):]
     assert set(out["extra_logs"]) == set(EXTRA_LOG_KEYS)

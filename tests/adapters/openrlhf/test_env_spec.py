@@ -20,7 +20,7 @@ pytest.importorskip("openrlhf.utils.agent", reason="the OpenRLHF adapter tests r
 from rlfactory_adapters.openrlhf.agent_func import EXTRA_LOG_KEYS  # noqa: E402
 from rlfactory_adapters.prepare_data import main as prepare_data  # noqa: E402
 from rlfactory_envs.generic.env import DEFAULT_SYSTEM_PROMPT  # noqa: E402
-from tests.adapters.openrlhf.scripted_rollout import PoolExecutor, replay, run_samples  # noqa: E402
+from tests.adapters.openrlhf.scripted_rollout import LEASED, replay, run_samples  # noqa: E402
 from tests.adapters.openrlhf.test_agent_func import expected_sequence  # noqa: E402
 from tests.adapters.env_spec_example import SPEC, expected_env_kwargs  # noqa: E402
 
@@ -72,11 +72,10 @@ def rows(spec_data):
 
 
 def used_env(row: dict):
-    """The env the row's last single sample ran on (the pool lends the most recently returned env first)."""
+    """The env the row's last single sample ran on."""
     label = json.loads(row["label"])
-    pool = PoolExecutor.env_pool
-    env = pool.take(label["env_id"], label["env_kwargs"])
-    pool.give_back(env, label["env_id"], label["env_kwargs"])
+    env = LEASED[-1]
+    assert type(env).__name__ == "McpEnv" and label["env_id"] == "rlf/MCP-v0"
     return env
 
 

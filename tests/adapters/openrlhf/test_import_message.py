@@ -20,7 +20,7 @@ def test_importing_the_adapter_without_openrlhf_says_what_to_install(monkeypatch
 
 
 def test_the_core_adapters_import_no_trainer():
-    """The shared adapter modules (data prep, env pool, token bookkeeping) load without any trainer."""
+    """The shared adapter modules (data prep, env leases, token bookkeeping) load without any trainer."""
     code = ("import pkgutil, importlib, sys, rlfactory_adapters\n"
             "names = [m.name for m in pkgutil.iter_modules(rlfactory_adapters.__path__) if not m.ispkg]\n"
             "[importlib.import_module('rlfactory_adapters.' + n) for n in names]\n"

@@ -19,7 +19,7 @@ def test_importing_the_verl_adapter_without_verl_says_what_to_install():
 
 
 def test_the_core_does_not_import_a_trainer():
-    code = ("import sys, rlfactory_envs, rlfactory_adapters.episode_driver, rlfactory_adapters.env_pool, rlfactory_adapters.task_rows; "
+    code = ("import sys, rlfactory_envs, rlfactory_adapters.episode_driver, rlfactory_adapters.env_lease, rlfactory_adapters.task_rows; "
             "print(sorted(m for m in ('verl', 'openrlhf', 'ray', 'torch') if m in sys.modules))")
     completed = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True,
                                timeout=120)

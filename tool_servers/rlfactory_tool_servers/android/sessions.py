@@ -1,4 +1,4 @@
-"""The server's phones, one per session: created by ``open``, dropped by ``close``, and bounded.
+"""The server's phones, one per episode: created by ``open``, dropped by ``close``, and bounded.
 
 At most ``max_devices`` phones live at once (opening one more drops the least recently used) and a phone unused
 for ``idle_s`` seconds is dropped at the next open, so an env that never closes its episodes cannot grow the
@@ -79,7 +79,7 @@ class DeviceStore:
         self._drop_idle()
         if self.exclusive and self._sessions:
             holder = next(iter(self._sessions))
-            raise DeviceError(f"the phone is in use by session {holder[:40]!r}: a real device runs one episode at a "
+            raise DeviceError(f"the phone is in use by episode {holder[:40]!r}: a real device runs one episode at a "
                               "time (one env, or one server per phone)")
         while len(self._sessions) >= self.max_devices:
             self._sessions.popitem(last=False)
@@ -92,7 +92,7 @@ class DeviceStore:
     def get(self, session: str) -> Session:
         opened = self._sessions.get(session)
         if opened is None:
-            raise DeviceError(f"there is no phone for session {session[:80]!r}: open one with device_open (an env "
+            raise DeviceError(f"there is no phone for episode {session[:80]!r}: open one with device_open (an env "
                               "does so at reset); a phone unused for a long time is dropped")
         opened.touched = time.monotonic()
         self._sessions.move_to_end(session)

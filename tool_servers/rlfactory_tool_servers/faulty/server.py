@@ -58,7 +58,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 
-from rlfactory_tool_servers.batched_tool import add_batched_tool
+from rlfactory_tool_servers.toolset import publish_tool
 
 PROG = "python -m rlfactory_tool_servers.faulty"
 REFUSE_VARIABLE = "RLF_FAULTY_REFUSE_START"
@@ -329,6 +329,6 @@ def build_server(argv: Sequence[str] = (), prog: str = PROG) -> MCPServer:
         raise SystemExit(REFUSE_EXIT_STATUS)
     server = FaultyServer("faulty", log_level="WARNING")
     for tool in (hang, slow_sometimes, crash, leak, echo, pid, malformed):
-        add_batched_tool(server, tool)
+        publish_tool(server, tool)
     server.middleware.append(reply_malformed)
     return server

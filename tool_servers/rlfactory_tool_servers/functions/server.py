@@ -2,9 +2,10 @@
 the description.
 
 ``build_server(["package.module:function", ...])`` serves each function under its own name, with a batched form
-(``NAME_batch``, see ``batched_tool``) that the toolbox merges concurrent calls into. A function may be sync or
-async; a sync one runs in a worker thread, so a slow tool never stalls the server's other calls. A function that
-raises answers with an error result naming the tool and the error.
+(``NAME_batch``, see ``toolset``) that the toolbox merges concurrent calls into. A function may be sync or async; a
+sync one runs in a worker thread, so a slow tool never stalls the server's other calls. A function that raises
+answers with an error result naming the tool and the error. A parameter annotated ``toolset.Episode`` receives the
+episode the call belongs to (from the request's ``_meta``), so a function can keep state per episode.
 
 Functions that cannot be imported by name (a lambda, a closure, one defined in a notebook) are served in-process
 only: ``local_ref(fn)`` registers ``fn`` in this process and returns the ``"local:..."`` reference to pass instead.
@@ -13,18 +14,16 @@ only: ``local_ref(fn)`` registers ``fn`` in this process and returns the ``"loca
 from __future__ import annotations
 
 import argparse
-import functools
 import inspect
 import itertools
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 
-from rlfactory_tool_servers.batched_tool import add_batched_tool
 from rlfactory_tool_servers.functions.callable_ref import resolve_callable
+from rlfactory_tool_servers.toolset import publish_tool
 
 PROG = "python -m rlfactory_tool_servers.functions"
 LOCAL_PREFIX = "local:"
@@ -57,18 +56,6 @@ def resolve_function(ref: str) -> Callable[..., Any]:
     return resolve_callable(ref)
 
 
-def in_worker_thread(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` as an async function; a sync ``fn`` runs in a worker thread. Signature and docstring are kept."""
-    if inspect.iscoroutinefunction(fn):
-        return fn
-
-    @functools.wraps(fn)
-    async def call(**arguments: Any) -> Any:
-        return await anyio.to_thread.run_sync(functools.partial(fn, **arguments))
-
-    return call
-
-
 def options_parser(prog: str = PROG) -> argparse.ArgumentParser:
     """The server's own options (the transport options are ``rlfactory_tool_servers.launch``'s)."""
     parser = argparse.ArgumentParser(prog=prog, description="MCP server: typed Python functions as tools.")
@@ -99,5 +86,5 @@ def build_server(argv: Sequence[str], prog: str = PROG) -> MCPServer:
         if name in seen:
             parser.error(f"{ref!r} and {seen[name]!r} are both named {name!r}: tool names must be unique")
         seen[name] = ref
-        add_batched_tool(server, in_worker_thread(fn), name=name, description=inspect.getdoc(fn))
+        publish_tool(server, fn, name=name, description=inspect.getdoc(fn), blocking=True)
     return server

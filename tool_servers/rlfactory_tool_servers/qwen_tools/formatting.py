@@ -7,7 +7,7 @@ from typing import Any
 
 from qwen_agent.llm.schema import ContentItem
 
-from rlfactory_tool_servers.batched_tool import result_text
+from rlfactory_tool_servers.tool_signature import result_text
 
 CONTENT_KINDS = ("text", "image", "file", "audio", "video")
 """The fields of qwen-agent's ``ContentItem``, exactly one of which an item sets."""

@@ -3,7 +3,7 @@
 ``python -m rlfactory_tool_servers.qwen_tools TOOL [TOOL ...] [--tool-config JSON]`` serves each TOOL, a qwen-agent
 registered name (``code_interpreter``, ``storage``, ...) or ``package.module:ClassName``, as one MCP tool with the
 tool's own name, description and arguments schema (see ``mcp_tool``). The tools get no batched form: see
-``mcp_tool`` for why their schema cannot come from a Python signature, which ``add_batched_tool`` needs.
+``mcp_tool`` for why their schema cannot come from a Python signature, which ``toolset.publish_tool`` needs.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ RL-Factory's search tool) can use this server as their ``search_url``::
 
 one list per query, best passage first. Without ``return_scores`` (it defaults to false) each list holds the bare
 documents ``{"id", "contents"}``. A missing, null or 0 ``topk`` means the server's default topk, as in Search-R1.
-The checks are a search tool call's (``SearchService.check``), and the passages the same.
+The checks are a search tool call's (``SearchTools.check``), and the passages the same.
 
 Errors answer ``{"detail": "<what is wrong>"}`` (FastAPI's shape, as Search-R1's server answers), never a traceback:
 
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import anyio.to_thread
 import pydantic
@@ -38,9 +38,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from rlfactory_tool_servers.search.passages import Passage
-
-if TYPE_CHECKING:  # server.py imports this module to add the route
-    from rlfactory_tool_servers.search.server import SearchService
+from rlfactory_tool_servers.search.tools import SearchTools
 
 RETRIEVE_PATH = "/retrieve"
 DEFAULT_MAX_QUERIES = 1024
@@ -64,7 +62,7 @@ def request_model(max_queries: int) -> type[pydantic.BaseModel]:
     )
 
 
-def add_retrieve_route(server: MCPServer, service: SearchService, *, max_queries: int = DEFAULT_MAX_QUERIES,
+def add_retrieve_route(server: MCPServer, service: SearchTools, *, max_queries: int = DEFAULT_MAX_QUERIES,
                        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
     """Answer Search-R1's ``POST /retrieve`` on ``server``'s HTTP transport from ``service`` (see the module)."""
     model = request_model(max_queries)
@@ -121,7 +119,7 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
     return bytes(body)
 
 
-def answer_json(service: SearchService, queries: list[str], topk: int, return_scores: bool) -> bytes:
+def answer_json(service: SearchTools, queries: list[str], topk: int, return_scores: bool) -> bytes:
     """The ``{"result": ...}`` answer to checked ``queries``, encoded (blocking: it retrieves)."""
     found = service.retrieve(queries, topk)
     if return_scores:

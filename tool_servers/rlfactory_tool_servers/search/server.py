@@ -1,4 +1,5 @@
-"""``search(query, topk)``: Wikipedia passage retrieval as an MCP tool, with a vectorised batched form.
+"""``search(query, topk)``: Wikipedia passage retrieval as an MCP server (the tool is ``tools.SearchTools``), with a
+vectorised batched form.
 
 The server loads a wiki-18 jsonl corpus and a retriever once at start: BM25 in memory by default, or any index
 ``rlf index build`` made (BM25, FAISS, Milvus; two fused by reciprocal rank), or Search-R1's e5 FAISS layout; or it
@@ -10,107 +11,17 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 
-from rlfactory_tool_servers.batched_tool import add_batched_tool
-from rlfactory_tool_servers.search.formatting import format_passages
 from rlfactory_tool_servers.search.index_loading import describe_source, make_source
-from rlfactory_tool_servers.search.passages import Passage, PassageSource
 from rlfactory_tool_servers.search.remote_passages import retriever_endpoint
 from rlfactory_tool_servers.search.retrieve_api import add_retrieve_route
+from rlfactory_tool_servers.search.tools import SearchLimits, SearchTools
+from rlfactory_tool_servers.toolset import publish_toolsets
 
 PROG = "python -m rlfactory_tool_servers.search"
-
-NO_MATCH_TEXT = "No passages matched the query. Try other keywords."
-
-SEARCH_DESCRIPTION = """\
-Search Wikipedia for a query and return the top passages, most relevant first.
-
-Each passage comes back on its own line as `Doc i(Title: "Article title") passage text`. Use a short, \
-specific query (key words or a question), one fact per search; search again with other words if the \
-passages do not answer the question. `topk` (1 to {max_topk}, default {default_topk}) is how many passages \
-to return; a query may be at most {max_query_chars} characters long."""
-
-
-@dataclass(frozen=True)
-class SearchLimits:
-    """Bounds on one search request."""
-
-    default_topk: int = 3
-    max_topk: int = 20
-    max_query_chars: int = 4096
-
-
-class SearchService:
-    """Checks search requests, retrieves, and formats the passages; no MCP in here."""
-
-    def __init__(self, source: PassageSource, limits: SearchLimits = SearchLimits()) -> None:
-        self.source = source
-        self.limits = limits
-
-    def check(self, query: str, topk: int) -> None:
-        """Raise ``ToolError`` with a message the model can act on if the request is out of bounds."""
-        if not query.strip():
-            raise ToolError("query must not be empty")
-        if len(query) > self.limits.max_query_chars:
-            raise ToolError(f"query is {len(query)} characters long; the limit is {self.limits.max_query_chars}")
-        if not 1 <= topk <= self.limits.max_topk:
-            raise ToolError(f"topk must be between 1 and {self.limits.max_topk}, got {topk}")
-
-    def search_checked(self, requests: Sequence[tuple[str, int]]) -> list[str]:
-        """The formatted result of each ``(query, topk)`` request (already checked), from one retriever call.
-
-        Every call retrieves ``max_topk`` passages and keeps the first ``topk``, so a request gets the same
-        passages alone or in any batch.
-        """
-        if not requests:
-            return []
-        found = self.source.search([query for query, _ in requests], self.limits.max_topk)
-        return [format_passages(passage.contents for passage in passages[:topk]) if passages else NO_MATCH_TEXT
-                for (_, topk), passages in zip(requests, found)]
-
-    def retrieve(self, queries: list[str], topk: int) -> list[list[Passage]]:
-        """Search-R1's ``/retrieve``: each query's passages (checked as a tool call's are), in one blocking call."""
-        for query in queries:
-            self.check(query, topk)
-        return self.source.search(queries, topk) if queries else []
-
-    async def search(self, query: str, topk: int) -> str:
-        """One search, checked, retrieved in a worker thread."""
-        self.check(query, topk)
-        [text] = await anyio.to_thread.run_sync(self.search_checked, [(query, topk)])
-        return text
-
-    async def search_batch(self, calls: list[dict[str, Any]]) -> list[str | Exception]:
-        """Many searches (validated ``{"query", "topk"}`` dicts), aligned with ``calls``.
-
-        An out-of-bounds element gets its ``ToolError`` in its place; the others are retrieved together in one
-        worker-thread call.
-        """
-        results: list[str | Exception] = [""] * len(calls)
-        positions: list[int] = []
-        requests: list[tuple[str, int]] = []
-        for position, call in enumerate(calls):
-            try:
-                self.check(call["query"], call["topk"])
-            except ToolError as exc:
-                results[position] = exc
-                continue
-            positions.append(position)
-            requests.append((call["query"], call["topk"]))
-        try:
-            texts = await anyio.to_thread.run_sync(self.search_checked, requests) if requests else []
-        except ToolError as exc:  # one retrieval for the batch (a remote retriever's failure): each element fails alike
-            texts = [exc] * len(requests)
-        for position, text in zip(positions, texts):
-            results[position] = text
-        return results
 
 
 def options_parser(prog: str = PROG) -> argparse.ArgumentParser:
@@ -181,18 +92,11 @@ def parse_options(argv: Sequence[str], prog: str = PROG) -> argparse.Namespace:
     return options
 
 
-def create_server(service: SearchService) -> MCPServer:
-    """An MCP server named "search" publishing ``search`` and ``search_batch`` for ``service``."""
-    limits = service.limits
-
-    async def search(query: str, topk: int = limits.default_topk) -> str:
-        return await service.search(query, topk)
-
-    search.__doc__ = SEARCH_DESCRIPTION.format(default_topk=limits.default_topk, max_topk=limits.max_topk,
-                                               max_query_chars=limits.max_query_chars)
-    server = MCPServer("search", log_level="WARNING")
-    add_batched_tool(server, search, name="search", batch_fn=service.search_batch)
-    add_retrieve_route(server, service)
+def create_server(tools: SearchTools) -> MCPServer:
+    """An MCP server named "search" publishing ``search`` (and its batched form) for ``tools``, and, over HTTP,
+    Search-R1's ``POST /retrieve``."""
+    server = publish_toolsets("search", [tools])
+    add_retrieve_route(server, tools)
     return server
 
 
@@ -206,4 +110,4 @@ def build_server(argv: Sequence[str], prog: str = PROG) -> MCPServer:
     options = parse_options(argv, prog)
     limits = SearchLimits(default_topk=options.default_topk, max_topk=options.max_topk,
                           max_query_chars=options.max_query_chars)
-    return create_server(SearchService(make_source(options), limits))
+    return create_server(SearchTools(make_source(options), limits))

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from rlfactory_tool_servers.batched_tool import add_batched_tool
+from rlfactory_tool_servers.toolset import publish_tool
 
 PROG = "python -m rlfactory_tool_servers.sleep"
 MAX_SLEEP_MS = 600_000
@@ -54,7 +54,7 @@ def build_server(argv: Sequence[str] = (), prog: str = PROG) -> MCPServer:
     """Build the sleep server (it takes no options of its own)."""
     options_parser(prog).parse_args(list(argv))
     server = MCPServer("sleep", log_level="WARNING")
-    add_batched_tool(server, sleep)
+    publish_tool(server, sleep)
     server.add_tool(process_id)
     server.add_tool(exit_process)
     return server

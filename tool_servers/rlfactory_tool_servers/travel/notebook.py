@@ -1,9 +1,9 @@
-"""TravelPlanner's Notebook, one per session: the session's most recent tool result, and the entries written from it.
+"""TravelPlanner's Notebook, one per episode: the episode's most recent tool result, and the entries written from it.
 
 Upstream's ``NotebookWrite[Short Description]`` stores the data of the agent's last search under a short
-description, and the planner reads every entry as ``{index, Short Description, Content}``. Here a session (an id
-per episode, bound by the env) holds its own notebook; the store is bounded: at most ``max_entries`` entries per
-session, descriptions of at most ``max_description_chars`` characters, and at most ``max_sessions`` sessions, the
+description, and the planner reads every entry as ``{index, Short Description, Content}``. Here each episode (the
+request's ``_meta`` names it) holds its own notebook; the store is bounded: at most ``max_entries`` entries per
+episode, descriptions of at most ``max_description_chars`` characters, and at most ``max_episodes`` episodes, the
 least recently used forgotten first. No MCP in here: misuse raises ``NotebookError`` with a message for the model.
 """
 
@@ -28,11 +28,11 @@ class NotebookLimits:
 
     max_entries: int = 64
     max_description_chars: int = 200
-    max_sessions: int = 4096
+    max_episodes: int = 4096
 
 
 @dataclass
-class _Session:
+class _Notebook:
     last_result: str | None = None
     entries: list[tuple[str, str]] = field(default_factory=list)
 
@@ -47,41 +47,41 @@ def format_entries(entries: list[tuple[str, str]]) -> str:
 
 
 class Notebooks:
-    """The notebooks of all sessions; safe to share between threads."""
+    """The notebooks of all episodes; safe to share between threads."""
 
     def __init__(self, limits: NotebookLimits = NotebookLimits()) -> None:
         self.limits = limits
-        self._sessions: OrderedDict[str, _Session] = OrderedDict()
+        self._books: OrderedDict[str, _Notebook] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
-        return len(self._sessions)
+        return len(self._books)
 
-    def _session(self, session: str, *, create: bool) -> _Session | None:
-        """``session``'s state, now the most recently used (created if asked, evicting the least recent)."""
-        state = self._sessions.get(session)
+    def _notebook(self, episode: str, *, create: bool) -> _Notebook | None:
+        """``episode``'s state, now the most recently used (created if asked, evicting the least recent)."""
+        state = self._books.get(episode)
         if state is not None:
-            self._sessions.move_to_end(session)
+            self._books.move_to_end(episode)
         elif create:
-            state = self._sessions[session] = _Session()
-            while len(self._sessions) > self.limits.max_sessions:
-                self._sessions.popitem(last=False)
+            state = self._books[episode] = _Notebook()
+            while len(self._books) > self.limits.max_episodes:
+                self._books.popitem(last=False)
         return state
 
-    def record(self, session: str, result: str) -> None:
-        """``result`` is now ``session``'s most recent tool result, the one ``write`` stores."""
+    def record(self, episode: str, result: str) -> None:
+        """``result`` is now ``episode``'s most recent tool result, the one ``write`` stores."""
         with self._lock:
-            self._session(session, create=True).last_result = result
+            self._notebook(episode, create=True).last_result = result
 
-    def write(self, session: str, description: str) -> int:
-        """Store ``session``'s most recent result under ``description``; its index in the notebook."""
+    def write(self, episode: str, description: str) -> int:
+        """Store ``episode``'s most recent result under ``description``; its index in the notebook."""
         limit = self.limits.max_description_chars
         if not description.strip():
             raise NotebookError("the short description must not be empty")
         if len(description) > limit:
             raise NotebookError(f"the short description is {len(description)} characters long; the limit is {limit}")
         with self._lock:
-            state = self._session(session, create=False)
+            state = self._notebook(episode, create=False)
             if state is None or state.last_result is None:
                 raise NotebookError("there is nothing to record yet: call a search tool (search_flights, "
                                     "distance_matrix, search_accommodations, search_restaurants, search_attractions "
@@ -92,12 +92,12 @@ class Notebooks:
             state.entries.append((description, state.last_result))
             return len(state.entries) - 1
 
-    def entries(self, session: str) -> list[tuple[str, str]]:
-        """``session``'s entries, ``(description, content)`` in the order written."""
+    def entries(self, episode: str) -> list[tuple[str, str]]:
+        """``episode``'s entries, ``(description, content)`` in the order written."""
         with self._lock:
-            state = self._session(session, create=False)
+            state = self._notebook(episode, create=False)
             return list(state.entries) if state is not None else []
 
-    def read(self, session: str) -> str:
-        """``session``'s notebook as text (see ``format_entries``)."""
-        return format_entries(self.entries(session))
+    def read(self, episode: str) -> str:
+        """``episode``'s notebook as text (see ``format_entries``)."""
+        return format_entries(self.entries(episode))

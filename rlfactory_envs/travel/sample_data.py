@@ -21,7 +21,7 @@ TravelPlanner's database. The generator is deterministic (``random.Random`` with
 
 Names are chosen so the official evaluator's substring matching is unambiguous: no city name is part of another
 city name or of a business name, no business name is part of another in its city, and no name holds a comma, a
-semicolon or parentheses (the generator checks all of this). ``python -m data_generators.travel_sample`` rewrites
+semicolon or parentheses (the generator checks all of this). ``python -m rlfactory_envs.travel.sample_data`` rewrites
 the files; a test checks the committed files equal what the generator writes.
 """
 
@@ -41,7 +41,7 @@ from typing import Any
 
 __all__ = ["SAMPLE_DIR", "build", "main", "write_sample"]
 
-SAMPLE_DIR = Path(__file__).resolve().parents[1] / "rlfactory_envs" / "travel" / "data" / "sample"
+SAMPLE_DIR = Path(__file__).resolve().parent / "data" / "sample"
 SEED = 20220301
 COUNTRY = "Velmora"
 

@@ -20,7 +20,7 @@ Known-item queries (``queries`` of them, at passages drawn without replacement) 
 non-function words of its text, so a retriever's recall@k of the source passage is measurable. Other passages of
 the same article share the title and keywords, so recall@1 is not trivial.
 
-``python -m data_generators.search_corpus --passages 1000000 --out corpus.jsonl --queries-out queries.jsonl``.
+``python -m rlfactory_envs.search.synthetic_corpus --passages 1000000 --out corpus.jsonl --queries-out queries.jsonl``.
 """
 
 from __future__ import annotations
@@ -240,7 +240,7 @@ def read_queries(path: str | Path) -> list[KnownItemQuery]:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m data_generators.search_corpus", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m rlfactory_envs.search.synthetic_corpus", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--passages", type=int, default=1_000_000, help="how many passages (default 1,000,000)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

@@ -2,7 +2,7 @@
 
 Deterministic (the numbers come from arithmetic on the row number, no randomness). Each row is
 ``{"id", "question", "ground_truth"}`` with the exact answer as text, so the built-in ``exact_match`` reward scores
-it and the ``calculate`` tool computes it. ``python -m data_generators.mcp_sample`` rewrites
+it and the ``calculate`` tool computes it. ``python -m rlfactory_envs.generic.sample_data`` rewrites
 ``rlfactory_envs/generic/data/arithmetic.jsonl``; a test checks the committed file equals its output.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-DATA_PATH = Path(__file__).resolve().parents[1] / "rlfactory_envs" / "generic" / "data" / "arithmetic.jsonl"
+DATA_PATH = Path(__file__).resolve().parent / "data" / "arithmetic.jsonl"
 ROWS = 24
 
 TEMPLATES = [

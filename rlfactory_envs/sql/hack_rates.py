@@ -1,7 +1,9 @@
-"""How farmable the NL2SQL reward is, measured on Spider dev (``../shared/data/spider``) or the embedded sample.
+"""How farmable the NL2SQL reward is, measured on Spider dev or the embedded sample.
 
-Run ``python -m benchmarks.sql_hacks [--out report.json]``. For each reward setting (single database, as the
-official evaluator on one file per folder; generated test suites, the default) it reports:
+Run ``python -m rlfactory_envs.sql.hack_rates [--data-dir DIR | --data FILE] [--out report.json]``: the questions
+are ``spider/dev.json`` of the reference data folder ``--data-dir``, or any Spider/BIRD questions file ``--data``;
+the embedded sample with neither. For each reward setting (single database, as the official evaluator on one file
+per folder; generated test suites, the default) it reports:
 
 - ``gold``: the gold query scored against itself (1.0, or unscored when its result is empty everywhere);
 - ``literal``: the result of the gold query on the task's database, read as a model reads it with ``run_query``,
@@ -26,7 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.env_bench import SPIDER_DEV, sql_task_set
+from rlfactory_envs.benchmarking import BenchContext
+from rlfactory_envs.sql.bench import spider_dev, sql_task_set
 from rlfactory_reward_models.base import RewardInput
 from rlfactory_reward_models.sql.execution import SqlExecutionReward
 from rlfactory_reward_models.sql.test_suite.neighbours import neighbour_queries
@@ -133,13 +136,16 @@ def table(report: dict[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(SPIDER_DEV) if SPIDER_DEV.is_file() else None,
-                        help="Spider/BIRD questions file (default: Spider dev from ../shared, else the sample)")
+    parser = argparse.ArgumentParser(prog="python -m rlfactory_envs.sql.hack_rates",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, help="the reference data folder, read for spider/dev.json "
+                        "(default: none, the embedded sample)")
+    parser.add_argument("--data", help="a Spider/BIRD questions file (instead of --data-dir's Spider dev)")
     parser.add_argument("--out", help="write the report as JSON here")
     args = parser.parse_args(argv)
+    data_path = args.data or spider_dev(BenchContext(data_dir=args.data_dir))
     with tempfile.TemporaryDirectory(prefix="rlf-suites-") as suite_dir:
-        report = measure(args.data, suite_dir)
+        report = measure(data_path, suite_dir)
     print(table(report))
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

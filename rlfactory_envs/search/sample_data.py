@@ -18,7 +18,7 @@ article "Pellory Lighthouse"). Articles about other fictional entities share the
 ships, people), so retrieval is not trivial. With ``bm25s`` (English stopwords, PyStemmer) the answer's article is
 the top hit for 53 of the 60 questions at Search-R1's k1=0.9, b=0.4, and for 51 at bm25s's defaults.
 
-``python -m data_generators.search_sample`` rewrites both files; the committed files must equal its output.
+``python -m rlfactory_envs.search.sample_data`` rewrites both files; the committed files must equal its output.
 """
 
 from __future__ import annotations

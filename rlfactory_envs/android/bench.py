@@ -1,17 +1,17 @@
 """``rlf bench --only android``: simulated phones at batch scale.
 
-- ``android_steps``: env steps/s of N ``rlf/Android-v0`` envs (default 1,000) in one ``EnvBatch`` over the
-  in-process android server, every env acting each step (a cycle of open_app, scroll, click, input_text,
+- ``android_steps``: env steps/s of N ``rlf/Android-v0`` envs (1,000; 64 with ``--quick``) in one ``EnvBatch`` over
+  the in-process android server, every env acting each step (a cycle of open_app, scroll, click, input_text,
   navigate_back, navigate_home over a mix of templates), merged into ``*_batch`` requests; ``cpu_ms_per_step``
   is process CPU per env step (the whole stack runs on one core: the env, the toolbox loop and the server).
-  ``android_steps_unmerged``: the same with ``"batching": false`` (one MCP request per action). Target: at least
-  5,000 steps/s.
+  ``android_steps_unmerged``: the same with ``"batching": false`` (one MCP request per action, at most 256 envs,
+  one repeat). Target: at least 5,000 steps/s.
 - ``android_device_steps``: actions/s of the phone alone (``actions.perform`` then the screen's text), no MCP.
 - ``android_memory``: bytes per phone held by the server (``tracemalloc`` over opening N phones in a
   ``DeviceStore``, the templates mixed), and the process's RSS growth per env of the batch above (env, phone,
   session and toolbox state together). Target: under 200 KB per phone.
 
-Run alone: ``python -m benchmarks.android_bench [--n 1000] [--quick]``.
+At most 3 timed repeats. Run alone: ``python -m rlfactory_envs.android.bench [--n 1000] [--quick]``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import json
 import resource
 import statistics
 import sys
-import time
 import tracemalloc
 from typing import Any
 
@@ -31,6 +30,7 @@ import gymnasium as gym
 
 import rlfactory_envs  # noqa: F401
 from rlfactory_envs import EnvBatch
+from rlfactory_envs.benchmarking import BenchContext, Timing, row
 from rlfactory_tool_servers.android.sessions import DeviceStore
 from rlfactory_tool_servers.android.phone.actions import perform
 from rlfactory_tool_servers.android.phone.device import DeviceError
@@ -42,16 +42,11 @@ CYCLE = [("open_app", {"app_name": "Contacts"}), ("scroll", {"direction": "down"
          ("navigate_home", {})]
 TARGET_STEPS_PER_S = 5_000
 TARGET_BYTES_PER_DEVICE = 200_000
+MAX_REPEATS = 3
 
 
 def _call(name: str, arguments: dict[str, Any]) -> str:
     return f'<tool_call>{json.dumps({"name": name, "arguments": arguments})}</tool_call>'
-
-
-def _row(name: str, n: int, walls: list[float], cpus: list[float], metric: str, value: float, target: str = "-",
-         passed: bool | None = None, **extra: Any) -> dict[str, Any]:
-    return {"name": name, "n": n, "seconds": walls, "median_s": statistics.median(walls), "min_s": min(walls),
-            "metric": metric, "value": value, "target": target, "pass": passed, "cpu_seconds": cpus, **extra}
 
 
 def _rss_bytes() -> int:
@@ -67,51 +62,51 @@ def env_steps(n: int, turns: int, repeats: int, batching: bool) -> tuple[dict[st
     batch = EnvBatch([gym.make("rlf/Android-v0", tool_servers=servers, max_turns=10_000).unwrapped
                       for _ in range(n)])
     actions = [_call(name, arguments) for name, arguments in CYCLE]
-    walls, cpus = [], []
+    timing = Timing()
     try:
         asyncio.run(batch.areset(seeds=list(range(n))))
         per_env = (_rss_bytes() - before) / n
         for repeat in range(repeats + 1):
-            wall, cpu = time.perf_counter(), time.process_time()
-            for turn in range(turns):
-                step = actions[turn % len(actions)]
-                asyncio.run(batch.astep([step] * n))
-            if repeat:  # the first round warms up
-                walls.append(time.perf_counter() - wall)
-                cpus.append(time.process_time() - cpu)
+            with timing.measure(keep=repeat > 0):  # the first round warms up
+                for turn in range(turns):
+                    asyncio.run(batch.astep([actions[turn % len(actions)]] * n))
     finally:
         for env in batch.envs:
             env.close()
+    return steps_row(n, turns, timing, batching), per_env
+
+
+def steps_row(n: int, turns: int, timing: Timing, batching: bool) -> dict[str, Any]:
+    """``android_steps`` (with its target) or ``android_steps_unmerged``."""
     steps = n * turns
-    rate = steps / statistics.median(walls)
+    rate = steps / statistics.median(timing.walls)
     name = "android_steps" if batching else "android_steps_unmerged"
     target = f">= {TARGET_STEPS_PER_S:,} steps/s" if batching else "-"
-    return _row(name, n, walls, cpus, "steps/s", rate, target, rate >= TARGET_STEPS_PER_S if batching else None,
-                cpu_ms_per_step=1000 * statistics.median(cpus) / steps, turns=turns), per_env
+    return row(name, n, timing, "steps/s", rate, target, rate >= TARGET_STEPS_PER_S if batching else None,
+               cpu_ms_per_step=1000 * statistics.median(timing.cpus) / steps, turns=turns)
 
 
 def device_steps(n_actions: int, repeats: int) -> dict[str, Any]:
+    """``android_device_steps``: ``n_actions`` actions over 64 phones, no MCP."""
     store = DeviceStore()
     templates = all_templates()
     sessions = [store.open(str(i), templates[i % len(templates)].name, i, None, "t3a") for i in range(64)]
-    walls, cpus = [], []
+    timing = Timing()
     for repeat in range(repeats + 1):
-        wall, cpu = time.perf_counter(), time.process_time()
-        for i in range(n_actions):
-            session = sessions[i % len(sessions)]
-            name, arguments = CYCLE[(i // len(sessions)) % len(CYCLE)]
-            try:
-                perform(session.device, name, arguments)
-            except DeviceError:
-                pass
-            session.screen()
-        if repeat:
-            walls.append(time.perf_counter() - wall)
-            cpus.append(time.process_time() - cpu)
-    return _row("android_device_steps", n_actions, walls, cpus, "actions/s", n_actions / statistics.median(walls))
+        with timing.measure(keep=repeat > 0):
+            for i in range(n_actions):
+                session = sessions[i % len(sessions)]
+                name, arguments = CYCLE[(i // len(sessions)) % len(CYCLE)]
+                try:
+                    perform(session.device, name, arguments)
+                except DeviceError:
+                    pass
+                session.screen()
+    return row("android_device_steps", n_actions, timing, "actions/s", n_actions / statistics.median(timing.walls))
 
 
 def device_memory(n: int) -> dict[str, Any]:
+    """``android_memory``: the bytes ``tracemalloc`` sees held per phone after opening ``n`` of them."""
     templates = all_templates()
     store = DeviceStore()
     for i in range(8):  # imports, caches and the apps' first renders are not per phone
@@ -119,19 +114,20 @@ def device_memory(n: int) -> dict[str, Any]:
     gc.collect()
     tracemalloc.start()
     start = tracemalloc.take_snapshot()
-    wall = time.perf_counter()
-    for i in range(n):
-        store.open(str(i), templates[i % len(templates)].name, i, None, "t3a").screen()
-    seconds = time.perf_counter() - wall
+    timing = Timing()
+    with timing.measure():
+        for i in range(n):
+            store.open(str(i), templates[i % len(templates)].name, i, None, "t3a").screen()
     gc.collect()
     grown = sum(stat.size_diff for stat in tracemalloc.take_snapshot().compare_to(start, "filename"))
     tracemalloc.stop()
     per_device = grown / n
-    return _row("android_memory", n, [seconds], [seconds], "bytes/phone", per_device,
-                f"< {TARGET_BYTES_PER_DEVICE // 1000} KB/phone", per_device < TARGET_BYTES_PER_DEVICE)
+    return row("android_memory", n, timing, "bytes/phone", per_device,
+               f"< {TARGET_BYTES_PER_DEVICE // 1000} KB/phone", per_device < TARGET_BYTES_PER_DEVICE)
 
 
-def bench_android(quick: bool, repeats: int, n: int | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+def measure_android(quick: bool, repeats: int, n: int | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every android row (see the module docstring) with ``n`` envs and ``repeats`` timed repeats, and notes."""
     n = n or (64 if quick else 1000)
     turns = 10 if quick else 20
     batched, per_env = env_steps(n, turns, repeats, batching=True)
@@ -145,14 +141,19 @@ def bench_android(quick: bool, repeats: int, n: int | None = None) -> tuple[list
     return rows, notes
 
 
+def bench_android(context: BenchContext) -> tuple[list[dict[str, Any]], list[str]]:
+    """``rlf bench --only android``: the rows and notes of ``measure_android``, at most 3 repeats."""
+    return measure_android(context.quick, min(context.repeats, MAX_REPEATS))
+
+
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.android_bench", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m rlfactory_envs.android.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=None, help="envs in the batch (default 1000; 64 with --quick)")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    rows, notes = bench_android(args.quick, args.repeats, args.n)
+    rows, notes = measure_android(args.quick, args.repeats, args.n)
     for r in rows:
         print(f"{r['name']:<24} N={r['n']:<6} {r['value']:>12,.1f} {r['metric']:<12} {r['target']}")
     print("\n".join(notes))

@@ -1,9 +1,11 @@
-"""Hostile NL2SQL trajectories beside honest ones: do the honest ones slow down, does the process grow?
+"""``rlf bench --only sql_hostile``: hostile NL2SQL trajectories beside honest ones: do the honest ones slow down,
+does the process grow?
 
-Run ``python -m benchmarks.sql_hostile_bench [--seconds 20] [--honest 64] [--hostile 8] [--out report.json]``.
-``rlf/NL2SQL-Spider-v0`` envs (the Spider dev databases in ``../shared/data/spider`` when present, else the
-embedded sample) share one in-process SQL server and one reward, each episode's calls bound to its session
-(``episode_argument="session"``). Every env runs as its own coroutine, as trainers step samples:
+Run alone: ``python -m rlfactory_envs.sql.hostile_bench [--data-dir DIR] [--seconds 20] [--honest 64] [--hostile 8]
+[--out report.json]``. ``rlf/NL2SQL-Spider-v0`` envs (the Spider dev databases of the reference data in
+``--data-dir``, ``spider/dev.json``; the embedded sample without it) share one in-process SQL server and one
+reward, each episode's calls bound to its session (``episode_argument="session"``). Every env runs as its own
+coroutine, as trainers step samples:
 
 - honest: reset, one ``run_query`` of the task's gold query, then the gold query as the answer (the reward);
 - hostile: reset, one response of 8 ``run_query`` calls of the worst queries below, then one of them as the
@@ -15,6 +17,10 @@ alone) and of two hostile runs, their p99 ratio to the quiet one (the goal: with
 hands their calls over in the same group as the honest ones (and merges them into the same batched requests);
 ``hostile_own_loop``: on an event loop of their own in another thread, as another trainer worker would.
 ``--no-batching`` sends one MCP request per call; ``--threads`` sets the SQL server's worker threads.
+
+In ``rlf bench`` (``bench_sql_hostile``): a row per hostile run, ``sql_hostile_same_loop`` and
+``sql_hostile_own_loop`` (the honest p99 over the quiet one's, PASS within 2x), and ``sql_hostile_peak_rss`` (PASS
+under 1 GB); 64 honest and 8 hostile envs for 20 s a run (16 and 4 for 5 s with ``--quick``), one repeat.
 """
 
 from __future__ import annotations
@@ -29,7 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.env_bench import SPIDER_DEV
+from rlfactory_envs.benchmarking import BenchContext
+from rlfactory_envs.sql.bench import spider_dev, sql_db_dir
 
 HOSTILE_QUERIES = (
     "SELECT " + ", ".join(["zeroblob(999999)"] * 512),
@@ -61,9 +68,8 @@ def current_rss_mb() -> float:
 
 def make_envs(n: int, data_path: str | None, batching: bool, threads: int | None) -> list[Any]:
     from rlfactory_envs.sql.env import SqlEnv, sql_server_config
-    from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR, default_db_dir
 
-    db_dir = str(default_db_dir(data_path)) if data_path else str(SAMPLE_DB_DIR)
+    db_dir = str(sql_db_dir(data_path))
     server_args = ["--threads", str(threads)] if threads else []
     config = sql_server_config(db_dir, tuning={"batching": batching}, server_args=server_args)
     return [SqlEnv(data_path=data_path, tool_servers=config, max_turns=4,
@@ -151,43 +157,53 @@ P99_RATIO_TARGET = 2.0
 RSS_TARGET_MB = 1024
 
 
-def bench_sql_hostile(quick: bool, repeats: int = 1) -> tuple[list[dict[str, Any]], list[str]]:
-    """``rlf bench --only sql_hostile``: a row per hostile run (the honest p99 over the quiet one's, PASS within
-    2x) and one for the peak RSS; 64 honest and 8 hostile envs for 20 s a run (16 and 4 for 5 s with ``quick``).
-    One repeat whatever ``repeats``: each run is already many steps."""
-    honest, hostile, seconds = (16, 4, 5.0) if quick else (64, 8, 20.0)
-    data_path = str(SPIDER_DEV) if SPIDER_DEV.is_file() else None
-    report = asyncio.run(bench(honest, hostile, seconds, data_path, batching=True))
-    rows = []
-    for run_name in ("hostile_same_loop", "hostile_own_loop"):
-        ratio = report[f"p99_ratio_{run_name.removeprefix('hostile_')}"]
-        rows.append({"name": f"sql_{run_name}", "n": honest + hostile, "seconds": [seconds], "median_s": seconds,
-                     "min_s": seconds, "metric": "honest p99 / quiet p99", "value": ratio,
-                     "target": f"<= {P99_RATIO_TARGET:g}x", "pass": ratio <= P99_RATIO_TARGET,
-                     "honest_p99_s": report[run_name]["p99_s"], "quiet_p99_s": report["quiet"]["p99_s"],
-                     "hostile_calls": report[run_name]["hostile"]["calls"]})
-    # Sampled during the runs: the process's own peak (ru_maxrss) also holds whatever ran before (a test session).
+def hostile_run_row(report: dict[str, Any], run_name: str) -> dict[str, Any]:
+    """The row of the hostile run ``run_name`` of ``report``: the honest p99 over the quiet one's, PASS within 2x."""
+    ratio = report[f"p99_ratio_{run_name.removeprefix('hostile_')}"]
+    seconds = report["seconds"]
+    return {"name": f"sql_{run_name}", "n": report["honest"] + report["hostile"], "seconds": [seconds],
+            "median_s": seconds, "min_s": seconds, "metric": "honest p99 / quiet p99", "value": ratio,
+            "target": f"<= {P99_RATIO_TARGET:g}x", "pass": ratio <= P99_RATIO_TARGET,
+            "honest_p99_s": report[run_name]["p99_s"], "quiet_p99_s": report["quiet"]["p99_s"],
+            "hostile_calls": report[run_name]["hostile"]["calls"]}
+
+
+def peak_rss_row(report: dict[str, Any]) -> dict[str, Any]:
+    """``sql_hostile_peak_rss``: the highest RSS sampled during the three runs, PASS under 1 GB. Sampled, because
+    the process's own peak (``ru_maxrss``) also holds whatever ran before (a test session)."""
     peak = max(report[run_name]["max_rss_mb"] for run_name in ("quiet", "hostile_same_loop", "hostile_own_loop"))
-    rows.append({"name": "sql_hostile_peak_rss", "n": honest + hostile, "seconds": [3 * seconds],
-                 "median_s": 3 * seconds, "min_s": 3 * seconds, "metric": "MB", "value": peak,
-                 "target": f"< {RSS_TARGET_MB} MB", "pass": peak < RSS_TARGET_MB,
-                 "process_peak_rss_mb": report["peak_rss_mb"]})
+    seconds = 3 * report["seconds"]
+    return {"name": "sql_hostile_peak_rss", "n": report["honest"] + report["hostile"], "seconds": [seconds],
+            "median_s": seconds, "min_s": seconds, "metric": "MB", "value": peak,
+            "target": f"< {RSS_TARGET_MB} MB", "pass": peak < RSS_TARGET_MB,
+            "process_peak_rss_mb": report["peak_rss_mb"]}
+
+
+def bench_sql_hostile(context: BenchContext) -> tuple[list[dict[str, Any]], list[str]]:
+    """``rlf bench --only sql_hostile``: the rows of the module docstring. One repeat whatever
+    ``context.repeats``: each run is already many steps."""
+    honest, hostile, seconds = (16, 4, 5.0) if context.quick else (64, 8, 20.0)
+    report = asyncio.run(bench(honest, hostile, seconds, spider_dev(context), batching=True))
+    rows = [hostile_run_row(report, "hostile_same_loop"), hostile_run_row(report, "hostile_own_loop"),
+            peak_rss_row(report)]
     notes = [f"sql_hostile: {report['data']}; quiet p99 {report['quiet']['p99_s']:.3f} s, hostile on the same loop "
              f"{report['hostile_same_loop']['p99_s']:.3f} s, on their own {report['hostile_own_loop']['p99_s']:.3f} s"]
     return rows, notes
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.sql_hostile_bench", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m rlfactory_envs.sql.hostile_bench",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=20.0, help="length of the quiet and the hostile run")
     parser.add_argument("--honest", type=int, default=64)
     parser.add_argument("--hostile", type=int, default=8)
-    parser.add_argument("--sample", action="store_true", help="the embedded sample even when Spider dev is present")
+    parser.add_argument("--data-dir", type=Path, help="the reference data folder, read for spider/dev.json (default: "
+                        "none, the embedded sample)")
     parser.add_argument("--no-batching", action="store_true", help="one MCP request per call (no merging)")
     parser.add_argument("--threads", type=int, help="the SQL server's worker threads (its default when absent)")
     parser.add_argument("--out", type=Path, help="write the report as JSON here too")
     options = parser.parse_args(argv)
-    data_path = str(SPIDER_DEV) if SPIDER_DEV.is_file() and not options.sample else None
+    data_path = spider_dev(BenchContext(data_dir=options.data_dir))
     report = asyncio.run(bench(options.honest, options.hostile, options.seconds, data_path,
                                  not options.no_batching, options.threads))
     text = json.dumps(report, indent=2)

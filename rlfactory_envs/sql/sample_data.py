@@ -9,7 +9,7 @@ from arithmetic on row numbers, no randomness) and writes, next to ``tasks.py``:
   ``evidence`` (a hint the BIRD prompt shows), so both ids run on the sample.
 
 The questions cover what the comparison has to get right: joins, GROUP BY, ORDER BY (row order counts),
-DISTINCT, NULLs, aggregates over REAL columns. ``python -m data_generators.sql_sample`` rewrites the files; a
+DISTINCT, NULLs, aggregates over REAL columns. ``python -m rlfactory_envs.sql.sample_data`` rewrites the files; a
 test checks that the committed databases hold exactly what the generator writes.
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 
 __all__ = ["DATA_DIR", "QUESTIONS", "build_database", "main", "schemas", "write_sample"]
 
-DATA_DIR = Path(__file__).resolve().parents[1] / "rlfactory_envs" / "sql" / "data"
+DATA_DIR = Path(__file__).resolve().parent / "data"
 
 AUTHORS = [("Idris Mallet", "Velmora", 1938), ("Talia Verro", "Velmora", 1951), ("Oska Brenn", "Quellen", 1944),
            ("Maud Ferrand", "Velmora", 1966), ("Corvin Ashgrove", "Tarsk", 1972), ("Petra Sollen", "Quellen", 1980),

@@ -1,0 +1,33 @@
+"""What tooling needs of the Android family: its baseline (the template's reference plan, played from the screen
+text), its reward hacks (whose control plays that plan), the ground truth a trainer's data file shows, its
+semantics-test options."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rlfactory_envs.android.baseline import ScriptedPhonePolicy
+from rlfactory_envs.android.hacks import android_hacks
+from rlfactory_envs.android.tasks import AndroidTask
+from rlfactory_envs.kernel.families import FamilyTooling
+from rlfactory_envs.kernel.reward_hacks import RewardHack
+
+
+class AndroidTooling(FamilyTooling):
+    def baseline_policy(self, env: Any) -> ScriptedPhonePolicy:
+        return ScriptedPhonePolicy()
+
+    def reward_hacks(self, env: Any) -> list[RewardHack]:
+        """Endings at once, random actions, the goal's words as the answer; the control plays the reference plan."""
+        return android_hacks()
+
+    def ground_truth(self, env: Any, task: AndroidTask) -> dict[str, Any]:
+        """The instance, not its parameters: their types differ between templates, which a parquet column of a
+        trainer's data file cannot hold (the row's task JSON keeps them)."""
+        return {"template": task.template, "seed": task.seed, "goal": task.goal}
+
+    def semantics_options(self, env_id: str) -> Mapping[str, Any]:
+        from rlfactory_envs.android.semantics import semantics_options  # hypothesis: the testing extra
+
+        return semantics_options(env_id)

@@ -1,0 +1,92 @@
+"""A tool function as a server sees it: the arguments a call gives, the episode the request's ``_meta`` gives, and how
+the function is run and its value shown. Shared by a tool's own form and its batched form."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, NewType
+
+import anyio.to_thread
+import pydantic
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+
+from rlfactory_tool_servers import wire
+
+Episode = NewType("Episode", str)
+"""The type of a tool parameter that receives the call's episode id from the request's ``_meta``."""
+
+DEFAULT_EPISODE = "default"
+"""The episode of a call whose request names none (an outside client's): one shared state."""
+
+
+@dataclass(frozen=True)
+class ToolSignature:
+    """A tool function as the server sees it: its arguments (a model that refuses unknown keys, for the batched
+    form's elements), and the parameter that takes the episode, if any, with that parameter's default."""
+
+    parameters: list[inspect.Parameter]
+    arguments: type[pydantic.BaseModel]
+    episode: str | None
+    episode_default: Any
+
+    @classmethod
+    def of(cls, fn: Callable[..., Any], name: str, defaults: Mapping[str, Any]) -> ToolSignature:
+        hints = typing.get_type_hints(fn)
+        parameters, episode, episode_default = [], None, None
+        for param in inspect.signature(fn).parameters.values():
+            annotation = hints.get(param.name, Any)
+            if annotation is Episode or Episode in typing.get_args(annotation):
+                episode, episode_default = param.name, param.default
+                continue
+            default = defaults.get(param.name, param.default)
+            parameters.append(param.replace(annotation=annotation, default=default,
+                                            kind=inspect.Parameter.POSITIONAL_OR_KEYWORD))
+        fields = {p.name: (p.annotation, ... if p.default is inspect.Parameter.empty else p.default)
+                  for p in parameters}
+        model = pydantic.create_model(f"{name}_arguments", __config__=pydantic.ConfigDict(extra="forbid"), **fields)
+        default = None if episode_default is inspect.Parameter.empty else episode_default
+        return cls(parameters, model, episode, default)
+
+    def with_context(self) -> inspect.Signature:
+        """The signature the SDK reads: the arguments, and a ``Context`` it fills in (no schema property)."""
+        context = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
+        return inspect.Signature([*self.parameters, context])
+
+
+def episode_of(value: Any, default: Any) -> Any:
+    """The episode a request's ``_meta`` gives (``default`` when none); ``ToolError`` for one that is not a short,
+    non-empty string."""
+    if value is None:
+        return default
+    if not isinstance(value, str) or not value or len(value) > wire.MAX_EPISODE_CHARS:
+        raise ToolError(f"the request's _meta {wire.EPISODE!r} must be a non-empty string of at most "
+                        f"{wire.MAX_EPISODE_CHARS} characters")
+    return value
+
+
+def result_text(value: Any) -> str:
+    """The text a tool result is shown as: strings as they are, anything else as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def invoker(fn: Callable[..., Any], blocking: bool) -> Callable[..., Any]:
+    """``fn`` as a coroutine function: awaited when async, run in a worker thread when it blocks, else inline."""
+    if inspect.iscoroutinefunction(fn):
+        return fn
+    if blocking:
+        async def in_thread(**arguments: Any) -> Any:
+            return await anyio.to_thread.run_sync(lambda: fn(**arguments))
+
+        return in_thread
+
+    async def inline(**arguments: Any) -> Any:
+        return fn(**arguments)
+
+    return inline

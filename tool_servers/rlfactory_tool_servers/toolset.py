@@ -1,0 +1,135 @@
+"""Tools written once: a typed method (or function) is an MCP tool, and its batched form comes from it.
+
+    class Notes(Toolset):
+        def __init__(self) -> None:
+            self.notes: dict[str, list[str]] = {}
+
+        @tool
+        def write(self, text: str, episode: Episode = DEFAULT_EPISODE) -> str:
+            \"\"\"Write a note; answers how many the episode has.\"\"\"
+            self.notes.setdefault(episode, []).append(text)
+            return f"{len(self.notes[episode])} notes"
+
+    server = MCPServer("notes")
+    Notes().publish(server)
+
+As in the MCP SDK, a tool's signature is its input schema and its docstring its description (its wrapped lines
+joined into paragraphs; a toolset may fill ``{placeholders}`` of its docstrings from ``description_values``, and
+give parameters other defaults with ``parameter_defaults``). A parameter annotated ``Episode`` is no argument: it receives the episode the request's
+``_meta`` names (``wire.EPISODE``), or its default when there is none, and the tool says in its own ``_meta`` that it
+keeps state per episode (``wire.EPISODE_STATE``). A tool answers its value as text: a string as it is, anything
+else as compact JSON.
+
+Every tool is published with its batched form ``NAME_batch`` (``batch_form``), which the toolbox merges concurrent
+calls into; ``@tool(batch="method")`` names a method that answers a whole list of calls at once (retrieval, say).
+Sync methods run on the server's loop (a toolset's lookups are in memory and quick); a toolset whose methods block
+(a real phone over adb, a user's functions) sets ``blocking`` and they run in worker threads.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+
+from rlfactory_tool_servers import wire
+from rlfactory_tool_servers.batch_form import BatchFn, publish_batch_form
+from rlfactory_tool_servers.tool_signature import (DEFAULT_EPISODE, Episode, ToolSignature, episode_of, invoker,
+                                                  result_text)
+
+__all__ = ["DEFAULT_EPISODE", "Episode", "Toolset", "publish_tool", "publish_toolsets", "result_text", "tool"]
+
+
+def paragraphs(doc: str) -> str:
+    """A docstring as a description: each paragraph's wrapped lines joined into one, paragraphs apart."""
+    return "\n\n".join(" ".join(block.split("\n")) for block in doc.split("\n\n"))
+
+
+@dataclass(frozen=True)
+class ToolOptions:
+    name: str | None = None
+    batch: str | None = None
+
+
+def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None, batch: str | None = None) -> Any:
+    """Mark a ``Toolset`` method as a tool (``name``: another name than the method's; ``batch``: the name of the
+    method that answers a whole list of its calls at once)."""
+    def mark(method: Callable[..., Any]) -> Callable[..., Any]:
+        method.__rlf_tool__ = ToolOptions(name, batch)  # type: ignore[attr-defined]
+        return method
+
+    return mark(fn) if fn is not None else mark
+
+
+class Toolset:
+    """A class whose ``@tool`` methods are MCP tools; ``publish`` puts them (and their batched forms) on a server."""
+
+    blocking: bool = False
+    """Whether sync tool methods block (run them in worker threads) rather than answer at once (run them inline)."""
+
+    def description_values(self) -> Mapping[str, Any]:
+        """Values for the ``{placeholders}`` of the tools' docstrings (limits, say); none by default."""
+        return {}
+
+    def parameter_defaults(self) -> Mapping[str, Mapping[str, Any]]:
+        """Per tool, defaults that replace those of its signature (``{"search": {"topk": 5}}``); none by default."""
+        return {}
+
+    def tool_methods(self) -> list[tuple[str, Callable[..., Any], ToolOptions]]:
+        """The tools, in the order the class defines them: each one's name, bound method and options."""
+        found = []
+        for attribute, member in vars(type(self)).items():
+            options = getattr(member, "__rlf_tool__", None)
+            if isinstance(options, ToolOptions):
+                found.append((options.name or attribute, getattr(self, attribute), options))
+        return found
+
+    def publish(self, server: MCPServer) -> None:
+        """Register every tool and its batched form on ``server``."""
+        values, defaults = self.description_values(), self.parameter_defaults()
+        for name, method, options in self.tool_methods():
+            doc = paragraphs(inspect.getdoc(method) or "")
+            publish_tool(server, method, name=name, description=doc.format(**values) if values else doc,
+                         batch_fn=getattr(self, options.batch) if options.batch else None, blocking=self.blocking,
+                         defaults=defaults.get(name, {}))
+
+
+def single_form(name: str, fn: Callable[..., Any], signature: ToolSignature, blocking: bool) -> Callable[..., Any]:
+    """The handler the SDK registers for the tool itself: its arguments, the episode from ``_meta``."""
+    run = invoker(fn, blocking)
+
+    async def call(ctx: Context, **arguments: Any) -> str:
+        if signature.episode is not None:
+            meta = ctx.request_context.meta or {}
+            arguments[signature.episode] = episode_of(meta.get(wire.EPISODE), signature.episode_default)
+        return result_text(await run(**arguments))
+
+    call.__name__ = call.__qualname__ = name  # the SDK names the arguments' schema after it
+    call.__signature__ = signature.with_context()  # type: ignore[attr-defined]
+    call.__annotations__ = {**{p.name: p.annotation for p in signature.parameters}, "ctx": Context, "return": str}
+    return call
+
+
+def publish_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | None = None,
+                 description: str | None = None, batch_fn: BatchFn | None = None, blocking: bool = False,
+                 defaults: Mapping[str, Any] | None = None, batched: bool = True) -> None:
+    """Register ``fn`` as tool ``name`` (default: its own name), with its batched form unless ``batched`` is false."""
+    tool_name = name or fn.__name__
+    signature = ToolSignature.of(fn, tool_name, defaults or {})
+    meta = {wire.EPISODE_STATE: True} if signature.episode is not None else None
+    server.add_tool(single_form(tool_name, fn, signature, blocking), name=tool_name,
+                    description=description if description is not None else inspect.getdoc(fn), meta=meta,
+                    structured_output=False)
+    if batched:
+        publish_batch_form(server, tool_name, invoker(fn, blocking), signature, batch_fn)
+
+
+def publish_toolsets(name: str, toolsets: Sequence[Toolset]) -> MCPServer:
+    """An MCP server named ``name`` with every tool of ``toolsets``."""
+    server = MCPServer(name, log_level="WARNING")
+    for toolset in toolsets:
+        toolset.publish(server)
+    return server
