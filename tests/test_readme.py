@@ -17,8 +17,9 @@ EXAMPLE_DIR = REPO_ROOT / "examples" / "custom_env"
 BLOCK_RE = re.compile(r"<!-- example: (\S+) -->\n```[a-z]*\n(.*?)```", re.DOTALL)
 
 
-def blocks() -> dict[str, str]:
-    return dict(BLOCK_RE.findall((REPO_ROOT / "README.md").read_text(encoding="utf-8")))
+def blocks(page: str = "README.md") -> dict[str, str]:
+    """The ``<!-- example: NAME -->`` blocks of ``page`` (a path from the repository root), by name."""
+    return dict(BLOCK_RE.findall((REPO_ROOT / page).read_text(encoding="utf-8")))
 
 
 @pytest.mark.parametrize("name", ["calc_server.py", "questions.jsonl", "rewards.py", "env.yaml"])

@@ -50,7 +50,8 @@ class ScreenDumpAnswerHack(ScriptedPhonePolicy):
 class RandomActionsHack:
     """Random actions of every type on whatever is on screen, then ``status(goal_status)``. Ending
     ``infeasible`` is tried on the feasible tasks only: on an infeasible one, looking around and saying so is the
-    right answer, which a policy blind to the goal gets on the infeasible share of the tasks (see the README)."""
+    right answer, which a policy blind to the goal gets on the infeasible share of the tasks (see
+    rlfactory_envs/android/README.md)."""
 
     name: str = "random_then_complete"
     description: str = f"{RANDOM_TURNS} random actions, then status complete"

@@ -3,7 +3,7 @@
 Each check takes the query, the plan's first ``query.days`` days and the plan's ``PlanLookup`` and answers
 ``(passed, why)``. Where upstream's ``commonsense_constraint.py`` crashes (a day without a field, a "from" that is
 not "from A to B", an empty plan) the check fails with the reason instead. Departures from upstream, each a
-plain bug there (listed in the README):
+plain bug there (listed in rlfactory_envs/travel/README.md):
 
 - within current city: a one-city day is compared by whole city name; upstream iterates the characters of the
   name (``for city in "Rockford"``), so any text sharing a letter passed, and the accommodation was checked

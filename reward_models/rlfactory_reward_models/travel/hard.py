@@ -1,9 +1,9 @@
 """The five hard constraints, with the official evaluator's names and semantics (``hard_constraint.py``).
 
 A constraint the query does not set is ``None`` (not applicable). Departures from upstream (plain bugs there,
-listed in the README): the cuisine check skips a meal taken in the origin city, where upstream's ``continue``
-also skipped the rest of that day's meals; a route whose cost the sandbox cannot give fails the budget instead of
-raising.
+listed in rlfactory_envs/travel/README.md): the cuisine check skips a meal taken in the origin city, where
+upstream's ``continue`` also skipped the rest of that day's meals; a route whose cost the sandbox cannot give fails
+the budget instead of raising.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The README's "Calling MCP tools directly: Toolbox" block runs as written and prints what its comments say."""
+"""The "Calling MCP tools directly: Toolbox" block of docs/tool-servers.md runs as written and prints what its comments
+say."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import sys
 from tests.test_readme import blocks
 
 
-def test_the_readme_toolbox_block_runs_and_prints_what_it_says(tmp_path):
-    code = blocks()["toolbox"]
+def test_the_toolbox_block_runs_and_prints_what_it_says(tmp_path):
+    code = blocks("docs/tool-servers.md")["toolbox"]
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
                           check=False)
     assert done.returncode == 0, done.stderr
