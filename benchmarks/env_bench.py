@@ -60,10 +60,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rlfactory_envs.benchmarking import (BenchContext, BenchEntry, Timing, aligned, row, timed_repeats,
-                                         timed_repeats_sync)
+from rlfactory_envs.benchmarking import BenchContext, Timing, aligned, row, timed_repeats, timed_repeats_sync
 from rlfactory_envs.kernel.batch import EnvBatch
-from rlfactory_envs.kernel.families import load_ref, tooling_of
+from rlfactory_envs.kernel.families import BenchEntry, load_ref, tooling_of
 from rlfactory_envs.registry import FAMILIES
 from rlfactory_envs.search.env import SearchEnv
 

@@ -114,7 +114,8 @@ class Lane:
         self.envs.append(make_env(self.spec.env_id, **kwargs))
         await self.envs[0].toolbox.astart()
         self.envs += [make_env(self.spec.env_id, **kwargs) for _ in range(self.size - 1)]
-        self.policy = CalculatePolicy() if self.spec.env_id == "rlf/MCP-v0" else tooling_of(self.envs[0]).baseline_policy(self.envs[0])
+        first = self.envs[0]
+        self.policy = CalculatePolicy() if self.spec.env_id == "rlf/MCP-v0" else tooling_of(first).baseline_policy(first)
 
     async def run_window(self) -> tuple[int, float, int, int]:
         """Episodes, summed reward, tool errors and failed episodes of one episode per env."""

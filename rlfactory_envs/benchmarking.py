@@ -36,14 +36,6 @@ class BenchContext:
         return path if path.exists() else None
 
 
-@dataclass(frozen=True)
-class BenchEntry:
-    """One measurement a family declares: ``function`` is ``"module:name"``; ``default``: run without ``--only``."""
-
-    function: str
-    default: bool = True
-
-
 class Timing:
     """Wall seconds, process CPU seconds and cyclic-GC runs (per generation) of each timed repeat."""
 

@@ -1,6 +1,6 @@
 """The env-semantics properties (``rlfactory_envs.testing``) on every registered id, one test per id and property,
-with the options each family declares (``FamilyTooling.semantics_options``: its own actions, its reward rules). A
-new family is checked here without a test of its own."""
+with the options each family declares (``Family.semantics``: its own actions, its reward rules). A new family is
+checked here without a test of its own."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ CASES = [(env_id, family) for family in FAMILIES for env_id in family.environmen
 @pytest.fixture(scope="module", params=CASES, ids=[env_id for env_id, _ in CASES])
 def semantics(request) -> EnvSemantics:
     env_id, family = request.param
-    return EnvSemantics(env_id, **family.loaded_tooling.semantics_options(env_id))
+    return EnvSemantics(env_id, **family.semantics_options(env_id))
 
 
 @pytest.mark.parametrize("prop", list(PROPERTIES))

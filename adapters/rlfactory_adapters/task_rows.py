@@ -55,7 +55,8 @@ def task_rows(env_id: str, env_kwargs: Mapping[str, Any] | None = None, *, limit
             _, info = env.reset(options={"task_id": task.task_id})
             yield TaskRow(env_id=spec.env_id, env_kwargs=spec.kwargs, index=index, dataset=info["dataset"],
                           task=info["task"], messages=info["messages"], tools=info["tools"],
-                          ground_truth=tooling_of(env).ground_truth(env, task), template_kwargs=template_kwargs_for(env))
+                          ground_truth=tooling_of(env).ground_truth(env, task),
+                          template_kwargs=template_kwargs_for(env))
     finally:
         env.close()
 

@@ -5,8 +5,8 @@
     obs, reward, terminated, truncated, info = env.step('<tool_call>{"name": "open_app", '
                                                          '"arguments": {"app_name": "Contacts"}}</tool_call>')
 
-Each episode gets its own phone on the ``android`` tool server (the episode id travels in each request's ``_meta``), made at reset
-for the task instance and dropped when the episode ends or the env closes. The model acts with the server's
+Each episode gets its own phone on the ``android`` tool server (the episode id travels in each request's ``_meta``),
+made at reset for the task instance and dropped when the episode ends or the env closes. The model acts with the server's
 tools, one action per turn by default (``max_tool_calls``; several run in order), or with AndroidWorld's action
 JSON in its text (``Action: {"action_type": "click", "index": 3}``). Each action's observation says what
 happened and shows the new screen; an invalid action (no such index, typing into a button, an unknown app) is
@@ -121,7 +121,6 @@ class AndroidSettings(EnvSettings):
     templates: Sequence[str] | None = None
     instances_per_template: int = 1000
     observation: Literal["t3a", "xml"] = "t3a"
-    enable_thinking: bool = True
     limits: EpisodeLimits = EpisodeLimits(max_turns=20, max_tool_calls=1, max_tool_response_chars=16_384)
     serving: AndroidServing = AndroidServing()
     scoring: AndroidScoring = AndroidScoring()

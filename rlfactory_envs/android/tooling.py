@@ -4,7 +4,6 @@ semantics-test options."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from rlfactory_envs.android.baseline import ScriptedPhonePolicy
@@ -26,8 +25,3 @@ class AndroidTooling(FamilyTooling):
         """The instance, not its parameters: their types differ between templates, which a parquet column of a
         trainer's data file cannot hold (the row's task JSON keeps them)."""
         return {"template": task.template, "seed": task.seed, "goal": task.goal}
-
-    def semantics_options(self, env_id: str) -> Mapping[str, Any]:
-        from rlfactory_envs.android.semantics import semantics_options  # hypothesis: the testing extra
-
-        return semantics_options(env_id)

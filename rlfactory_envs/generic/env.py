@@ -92,7 +92,6 @@ class GenericSettings(EnvSettings):
     prompt_template: str = "{question}"
     chat_format: Any = "qwen3"
     """A chat format's name (``qwen3``, ``search_r1``) or a ``ChatFormat``."""
-    enable_thinking: bool = True
     limits: EpisodeLimits = EpisodeLimits(max_turns=4)
     serving: GenericServing = GenericServing()
     scoring: GenericScoring = GenericScoring()

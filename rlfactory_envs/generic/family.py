@@ -16,5 +16,6 @@ FAMILY = Family(
                                "your own env: an mcpServers config (or Python functions), a dataset, a reward"),
     },
     env_vars={"data_path": "RLF_MCP_DATA"},
+    semantics="rlfactory_envs.generic.semantics:semantics_options",
     tooling="rlfactory_envs.generic.tooling:GenericTooling",
 )

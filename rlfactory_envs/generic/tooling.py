@@ -25,8 +25,3 @@ class GenericTooling(FamilyTooling):
 
     def ground_truth(self, env: Any, task: GenericTask) -> Any:
         return task.ground_truth
-
-    def semantics_options(self, env_id: str) -> Mapping[str, Any]:
-        from rlfactory_envs.generic.semantics import semantics_options  # hypothesis: the testing extra
-
-        return semantics_options(env_id)

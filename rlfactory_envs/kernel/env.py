@@ -128,7 +128,8 @@ class ToolEnv(gym.Env[str, str]):
             self._runtime_key, runtime = runtime_for(type(self), settings)
         else:
             if settings:
-                raise ConfigError(f"{type(self).__name__}: give a runtime or settings, not both ({', '.join(settings)})")
+                raise ConfigError(f"{type(self).__name__}: give a runtime or settings, not both "
+                                  f"({', '.join(settings)})")
             if runtime.key is None:  # built by hand: shared from now on like any other
                 runtime.key = ("runtime", id(runtime))
             self._runtime_key = runtime.key
@@ -512,7 +513,8 @@ class ToolEnv(gym.Env[str, str]):
         try:
             reward = await asyncio.wait_for(self.reward_model.score(item), self.limits.reward_timeout_s)
         except asyncio.TimeoutError:
-            return Reward(low, {}, f"reward model failed: no score within reward_timeout_s={self.limits.reward_timeout_s:g}",
+            deadline = self.limits.reward_timeout_s
+            return Reward(low, {}, f"reward model failed: no score within reward_timeout_s={deadline:g}",
                           {"reward_failed": True})
         except Exception as exc:  # noqa: BLE001 - a reward bug must not lose the trajectory
             return Reward(low, {}, f"reward model failed: {exc!r}", {"reward_failed": True})

@@ -44,6 +44,14 @@ class EnvEntry:
     description: str = ""
 
 
+@dataclass(frozen=True)
+class BenchEntry:
+    """One measurement a family declares: ``function`` is ``"module:name"``; ``default``: run without ``--only``."""
+
+    function: str
+    default: bool = True
+
+
 class FamilyTooling:
     """What the tools around the envs need of a family; each method has a default for a family that has nothing to
     say. ``env`` is an env of the family (reset when a task is asked about)."""
@@ -73,11 +81,6 @@ class FamilyTooling:
         """What a trainer's data file shows as the reference (verl's ``reward_model.ground_truth``); JSON-ready."""
         return env.task_to_dict(task)
 
-    def semantics_options(self, env_id: str) -> Mapping[str, Any]:
-        """The options of ``env_id``'s env-semantics test (``testing.EnvSemantics``' fields: ``env_kwargs``,
-        ``max_examples``, ``check_step``, ...)."""
-        return {}
-
 
 @dataclass(frozen=True)
 class FamilyCommand:
@@ -100,7 +103,10 @@ class Family:
       pointing the server at the family's embedded sample (``{"search": {"--corpus": "/.../sample.jsonl"}}``).
     - ``tooling``: ``"module:name"`` of its ``FamilyTooling`` (a class or an instance), loaded on first use.
     - ``commands``: ``"module:name"`` of each ``FamilyCommand`` it adds to ``rlf``.
-    - ``benches``: its measurements for ``rlf bench``, by name (``rlfactory_envs.benchmarking.BenchEntry``: the
+    - ``semantics``: ``"module:name"`` of ``semantics_options(env_id) -> Mapping``, the options of each of its ids'
+      env-semantics test (``testing.EnvSemantics``' fields: ``env_kwargs``, ``actions``, ``check_step``, ...); it
+      may import hypothesis (the ``testing`` extra).
+    - ``benches``: its measurements for ``rlf bench``, by name (``BenchEntry``: the
       ``"module:function"`` that measures, ``function(context) -> (rows, notes)``, and whether it runs without
       ``--only``).
     """
@@ -111,7 +117,8 @@ class Family:
     serve_defaults: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     tooling: str = ""
     commands: Sequence[str] = ()
-    benches: Mapping[str, Any] = field(default_factory=dict)
+    semantics: str = ""
+    benches: Mapping[str, BenchEntry] = field(default_factory=dict)
 
     def setting(self, name: str, value: Any) -> Any:
         """``value`` when given (not ``None`` or ``""``), else the environment variable declared for ``name``,
@@ -131,6 +138,10 @@ class Family:
 
     def loaded_commands(self) -> list[FamilyCommand]:
         return [load_ref(ref) for ref in self.commands]
+
+    def semantics_options(self, env_id: str) -> Mapping[str, Any]:
+        """The options of ``env_id``'s env-semantics test (none: the defaults)."""
+        return load_ref(self.semantics)(env_id) if self.semantics else {}
 
 
 DEFAULT_TOOLING = FamilyTooling()

@@ -5,8 +5,9 @@ Settings are given flat, as keyword arguments (``gym.make(id, max_turns=6, stric
 an env spec's keys): ``EnvSettings.from_kwargs`` puts each one in the group that declares it, converts plain values
 as pydantic does (``"6"`` to ``6``), and refuses an unknown name or a value of the wrong type with one line naming
 the setting; values of other types (a tool-server document, reward weights, a function) are checked by what the
-family builds from them. A family subclasses the groups to add its own fields and gives its defaults (its turn limit, say) as
-the groups' default values; ``flat_types`` lists every setting with its type, for ``--set`` and the docs.
+family builds from them. A family subclasses the groups to add its own fields and gives its defaults (its turn
+limit, say) as the groups' default values; ``flat_types`` lists every setting with its type, for ``--set`` and the
+docs.
 """
 
 from __future__ import annotations
@@ -78,6 +79,9 @@ class EnvSettings(SettingGroup):
     scoring: RewardScoring = RewardScoring()
     answer_tag: str = "answer"
     """The final answer is the text inside ``<answer_tag>...</answer_tag>``."""
+    enable_thinking: bool = True
+    """Whether a chat format with a thinking mode (Qwen3's) lets the model think; ``False`` adds the empty think
+    block the model expects instead."""
 
     @classmethod
     def flat_types(cls) -> dict[str, Any]:

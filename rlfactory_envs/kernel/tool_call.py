@@ -13,10 +13,11 @@ class ToolCall:
     ``call_id`` numbers the calls of one response in order (0, 1, ...), so results can be matched back.
     ``episode`` is the id of the episode the call belongs to, set on calls to a tool that keeps state per episode:
     the toolbox sends it in the request's ``_meta`` (``rlfactory_tool_servers.wire.EPISODE``), where the server
-    keeps the episode's state apart by it; the model never sees it. ``affinity`` keeps state together on a server run as several replicas: calls with the same
-    affinity go to the same replica (the one that holds their state), and are not moved to another when it is down
-    (they fail as ``"unavailable"``); ``None`` lets the toolbox send the call to any replica. A server that is not
-    replicated ignores it. An env sets it to the episode id on calls to a tool that keeps state per episode.
+    keeps the episode's state apart by it; the model never sees it. ``affinity`` keeps state together on a server run
+    as several replicas: calls with the same affinity go to the same replica (the one that holds their state), and
+    are not moved to another when it is down (they fail as ``"unavailable"``); ``None`` lets the toolbox send the
+    call to any replica. A server that is not replicated ignores it. An env sets it to the episode id on calls to a
+    tool that keeps state per episode.
     """
 
     name: str

@@ -84,7 +84,6 @@ class SearchSettings(EnvSettings):
     data_path: str | None = None
     corpus_path: str | None = None
     chat_format: Literal["qwen3", "search_r1"] = "qwen3"
-    enable_thinking: bool = True
     limits: EpisodeLimits = EpisodeLimits(max_turns=4)
     serving: SearchServing = SearchServing()
     scoring: SearchScoring = SearchScoring()
@@ -114,8 +113,10 @@ class SearchEnv(ToolEnv):
         return SearchRuntime(settings=settings, parts=parts, prompt=PROMPTS[settings.chat_format],
                              tasks=parts.tasks(load_search_tasks, FAMILY.setting("data_path", settings.data_path)),
                              toolbox=parts.toolbox(servers),
-                             chat_format=make_chat_format(settings.chat_format, enable_thinking=settings.enable_thinking),
-                             reward_model=build_reward(scoring.reward, scoring.judge, search_rewards(scoring.format_score)))
+                             chat_format=make_chat_format(settings.chat_format,
+                                                          enable_thinking=settings.enable_thinking),
+                             reward_model=build_reward(scoring.reward, scoring.judge,
+                                                       search_rewards(scoring.format_score)))
 
     def task_from_dict(self, data: Mapping[str, Any]) -> SearchTask:
         return SearchTask.from_dict(data)

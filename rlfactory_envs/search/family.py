@@ -2,8 +2,7 @@
 
 from pathlib import Path
 
-from rlfactory_envs.benchmarking import BenchEntry
-from rlfactory_envs.kernel.families import EnvEntry, Family
+from rlfactory_envs.kernel.families import BenchEntry, EnvEntry, Family
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "data"
 SAMPLE_QUESTIONS_PATH = SAMPLE_DIR / "sample_questions.jsonl"
@@ -21,6 +20,7 @@ FAMILY = Family(
     },
     env_vars={"data_path": "RLF_SEARCH_DATA", "corpus_path": "RLF_SEARCH_CORPUS"},
     serve_defaults={"search": {"--corpus": str(SAMPLE_CORPUS_PATH)}},
+    semantics="rlfactory_envs.search.semantics:semantics_options",
     tooling="rlfactory_envs.search.tooling:SearchTooling",
     commands=("rlfactory_envs.search.index_command:COMMAND",),
     benches={"search": BenchEntry("rlfactory_envs.search.bench:bench_search"),

@@ -3,7 +3,6 @@ reference answer they hide or stuff, the ground truth a trainer's data file show
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from rlfactory_envs.kernel.families import FamilyTooling
@@ -28,8 +27,3 @@ class SearchTooling(FamilyTooling):
 
     def ground_truth(self, env: Any, task: SearchTask) -> dict[str, list[str]]:
         return {"target": list(task.golden_answers)}
-
-    def semantics_options(self, env_id: str) -> Mapping[str, Any]:
-        from rlfactory_envs.search.semantics import semantics_options  # hypothesis: the testing extra
-
-        return semantics_options(env_id)

@@ -85,7 +85,6 @@ class SqlSettings(EnvSettings):
     dataset: Dataset = "spider"
     data_path: str | None = None
     db_dir: str | None = None
-    enable_thinking: bool = True
     limits: EpisodeLimits = EpisodeLimits(max_turns=6)
     serving: SqlServing = SqlServing()
     scoring: SqlScoring = SqlScoring()

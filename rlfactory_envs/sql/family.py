@@ -3,8 +3,7 @@ tool server; rewarded by execution."""
 
 from pathlib import Path
 
-from rlfactory_envs.benchmarking import BenchEntry
-from rlfactory_envs.kernel.families import EnvEntry, Family
+from rlfactory_envs.kernel.families import BenchEntry, EnvEntry, Family
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "data"
 SAMPLE_QUESTIONS_PATH = SAMPLE_DIR / "questions.json"
@@ -23,6 +22,7 @@ FAMILY = Family(
     },
     env_vars={"data_path": "RLF_SQL_DATA", "db_dir": "RLF_SQL_DB_DIR"},
     serve_defaults={"sql": {"--db-dir": str(SAMPLE_DB_DIR)}},
+    semantics="rlfactory_envs.sql.semantics:semantics_options",
     tooling="rlfactory_envs.sql.tooling:SqlTooling",
     benches={"sql": BenchEntry("rlfactory_envs.sql.bench:bench_sql"),
              "sql_hostile": BenchEntry("rlfactory_envs.sql.hostile_bench:bench_sql_hostile", default=False)},

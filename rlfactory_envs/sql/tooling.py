@@ -3,7 +3,6 @@ answer (the gold query), its semantics-test options."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from rlfactory_envs.kernel.families import FamilyTooling
@@ -22,8 +21,3 @@ class SqlTooling(FamilyTooling):
 
     def reference_answer(self, env: Any, task: SqlTask) -> str | None:
         return task.gold_sql
-
-    def semantics_options(self, env_id: str) -> Mapping[str, Any]:
-        from rlfactory_envs.sql.semantics import semantics_options  # hypothesis: the testing extra
-
-        return semantics_options(env_id)

@@ -179,13 +179,15 @@ def nested_brackets(env: ToolEnv) -> st.SearchStrategy[str]:
 
 
 def tool_call_text(name: str, **arguments: Any) -> str:
-    """A Qwen3/Hermes tool call as a response writes it: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``."""
+    """A Qwen3/Hermes tool call as a response writes it: ``<tool_call>{"name": ..., "arguments": {...}}`` and the
+    closing tag."""
     return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
 
 
 def rewards_within(low: float, high: float) -> Any:
     """A ``check_step``: every step's reward lies in ``[low, high]``."""
     def check(env: ToolEnv, action: str, result: Any) -> None:
-        assert low <= result.reward <= high, f"the reward {result.reward!r} for {action[:80]!r} is outside [{low}, {high}]"
+        assert low <= result.reward <= high, \
+            f"the reward {result.reward!r} for {action[:80]!r} is outside [{low}, {high}]"
 
     return check

@@ -85,7 +85,6 @@ class TravelSettings(EnvSettings):
     data_path: str | None = None
     database_dir: str | None = None
     flights_path: str | None = None
-    enable_thinking: bool = True
     limits: EpisodeLimits = EpisodeLimits(max_turns=12, max_tool_calls=16, max_tool_response_chars=16_384)
     serving: TravelServing = TravelServing()
     scoring: TravelScoring = TravelScoring()

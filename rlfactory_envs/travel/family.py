@@ -3,8 +3,7 @@ benchmark's official commonsense and hard constraints."""
 
 from pathlib import Path
 
-from rlfactory_envs.benchmarking import BenchEntry
-from rlfactory_envs.kernel.families import EnvEntry, Family
+from rlfactory_envs.kernel.families import BenchEntry, EnvEntry, Family
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "data" / "sample"
 SAMPLE_DATABASE_DIR = SAMPLE_DIR / "database"
@@ -23,6 +22,7 @@ FAMILY = Family(
     },
     env_vars={"data_path": "RLF_TRAVEL_DATA", "database_dir": "RLF_TRAVEL_DATABASE", "flights_path": "RLF_TRAVEL_FLIGHTS"},
     serve_defaults={"travel": {"--database-dir": str(SAMPLE_DATABASE_DIR)}},
+    semantics="rlfactory_envs.travel.semantics:semantics_options",
     tooling="rlfactory_envs.travel.tooling:TravelTooling",
     commands=("rlfactory_envs.travel.eval_plans:COMMAND",),
     benches={"travel": BenchEntry("rlfactory_envs.travel.bench:bench_travel")},

@@ -33,8 +33,3 @@ class TravelTooling(FamilyTooling):
         ended without a verdict (a failed policy) counts as not delivered."""
         return travel_report((TravelQuery.from_dict(task), info.get("travel_eval") or {"delivered": False})
                              for task, info in episodes)
-
-    def semantics_options(self, env_id: str) -> Mapping[str, Any]:
-        from rlfactory_envs.travel.semantics import semantics_options  # hypothesis: the testing extra
-
-        return semantics_options(env_id)

@@ -15,10 +15,10 @@
 
 As in the MCP SDK, a tool's signature is its input schema and its docstring its description (its wrapped lines
 joined into paragraphs; a toolset may fill ``{placeholders}`` of its docstrings from ``description_values``, and
-give parameters other defaults with ``parameter_defaults``). A parameter annotated ``Episode`` is no argument: it receives the episode the request's
-``_meta`` names (``wire.EPISODE``), or its default when there is none, and the tool says in its own ``_meta`` that it
-keeps state per episode (``wire.EPISODE_STATE``). A tool answers its value as text: a string as it is, anything
-else as compact JSON.
+give parameters other defaults with ``parameter_defaults``). A parameter annotated ``Episode`` is no argument: it
+receives the episode the request's ``_meta`` names (``wire.EPISODE``), or its default when there is none, and the
+tool says in its own ``_meta`` that it keeps state per episode (``wire.EPISODE_STATE``). A tool answers its value as
+text: a string as it is, anything else as compact JSON.
 
 Every tool is published with its batched form ``NAME_batch`` (``batch_form``), which the toolbox merges concurrent
 calls into; ``@tool(batch="method")`` names a method that answers a whole list of calls at once (retrieval, say).

@@ -1,6 +1,7 @@
 """The file for OpenRLHF's ``--train.agent_func_path``: every rlf/* env as an OpenRLHF multi-turn agent.
 
-    --train.agent_func_path adapters/rlfactory_adapters/openrlhf/agent_func.py --data.input_key prompt --data.label_key label
+    --train.agent_func_path adapters/rlfactory_adapters/openrlhf/agent_func.py \
+        --data.input_key prompt --data.label_key label
 
 Each data row's ``label`` names the env and the task (``python -m rlfactory_adapters.prepare_data --trainer openrlhf``).
 OpenRLHF's own ``MultiTurnAgentExecutor`` runs the loop and keeps the token bookkeeping token-in/token-out: the
@@ -52,7 +53,8 @@ class AgentInstance(AgentInstanceBase):
 
     def __init__(self, run: SampleRun | None = None):
         if run is None:
-            raise TypeError("AgentInstance is driven by AgentExecutor of adapters/rlfactory_adapters/openrlhf/agent_func.py: point "
+            raise TypeError("AgentInstance is driven by AgentExecutor of "
+                            "adapters/rlfactory_adapters/openrlhf/agent_func.py: point "
                             "--train.agent_func_path at that file rather than wrapping AgentInstance yourself")
         self.run = run
         self.turns = 0
