@@ -27,7 +27,7 @@ from typing import Any
 
 from benchmarks.overhead_episodes import ENV_ID, overhead_arguments, report, scripted_responses
 from rlfactory_adapters.delta_encoder import delta_encoder
-from rlfactory_adapters.env_lease import lease_env
+from rlfactory_adapters.env_lease import alease_env
 from rlfactory_adapters.openrlhf.agent_func import AgentExecutor
 from rlfactory_adapters.openrlhf.delta_tokenizer import DeltaTokenizer
 from rlfactory_adapters.task_rows import task_rows
@@ -62,7 +62,7 @@ async def measure(tokenizer: Any, corpus: Path, episodes: int, turns: int, searc
 
     # one observation, for the component timings
     step_times = []
-    async with lease_env(ENV_ID, env_kwargs) as env:
+    async with alease_env(ENV_ID, env_kwargs) as env:
         for _ in range(7):
             await env.areset(options={"task": rows[0].task})
             started = time.perf_counter()

@@ -21,8 +21,9 @@ and last quarter; the slope is a least-squares fit per 1,000 episodes):
 - ``rss_bytes`` and ``children_rss_bytes``: the last quarter at most ``--rss-growth`` (15%) above the first.
 - ``other_fds``, ``threads``, ``os_threads``, ``children``: the same value in every window.
 - ``file_fds``: the last quarter at most ``--file-fd-slack`` (16) above the first. SQLite databases are opened
-  through bounded pools, a connection when a query finds none idle (``sqlite_sandbox.engine``), so the count
-  climbs to its ceiling as rarer peaks of concurrency on one database come; a leak grows without bound.
+  through bounded pools, a connection when a query finds none idle (``rlfactory_tool_servers.sql.sandbox.engine``),
+  so the count climbs to its ceiling as rarer peaks of concurrency on one database come; a leak grows without
+  bound.
 - ``episodes_per_s``: the last quarter at least ``--throughput-ratio`` (0.7) times the first; ``cpu_ms_per_episode``
   at most 1 / ``--throughput-ratio`` times the first (steadier than wall time on a shared machine).
 - ``failed``: no episode failed (an error from a tool server, the env or the policy).

@@ -80,7 +80,7 @@ async def measure(tokenizer: Any, corpus: Path, episodes: int, turns: int, searc
     def extra_info(row: Any) -> dict[str, Any]:
         return {"env_id": ENV_ID, "env_kwargs": json.dumps(env_kwargs), "task": json.dumps(row.task)}
 
-    await make_loop().run(sampling_params, extra_info=extra_info(rows[0]))  # warm-up: env pool, server, encoder
+    await make_loop().run(sampling_params, extra_info=extra_info(rows[0]))  # warm-up: runtime, server, encoder
     outputs, wall, instantiate_s = [], 0.0, 0.0
     for row in rows:
         started = time.perf_counter()

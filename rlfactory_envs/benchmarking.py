@@ -18,6 +18,11 @@ from pathlib import Path
 from typing import Any
 
 
+BATCHING = ((True, ""), (False, "_unmerged"))
+"""A tool measurement's two runs: concurrent calls merged into batched requests (the default), and one request per
+call (its row's name ends in ``_unmerged``)."""
+
+
 @dataclass(frozen=True)
 class BenchContext:
     """How a measurement runs: ``quick`` (small N, a smoke test), ``repeats`` (timed repeats), ``data_dir`` (the
@@ -27,6 +32,10 @@ class BenchContext:
     quick: bool = False
     repeats: int = 5
     data_dir: Path | None = None
+
+    def absent(self, what: str, relative: str) -> str:
+        """The note for a measurement made on the embedded sample because ``relative`` is absent."""
+        return f"{what}: {relative} is absent from the reference data ({self.data_dir or 'none given'})"
 
     def data(self, relative: str) -> Path | None:
         """The reference data file or folder ``relative`` (e.g. ``"spider/dev.json"``), or ``None`` when absent."""

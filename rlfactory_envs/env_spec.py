@@ -140,11 +140,17 @@ def check_settings(env_id: str, kwargs: Mapping[str, Any], where: str) -> dict[s
     cls = env_class(env_id)
     if cls is None or not issubclass(cls, ToolEnv):
         return dict(kwargs)
-    own = {key: kwargs[key] for key in ENV_OPTIONS if key in kwargs}
-    settings = {key: value for key, value in kwargs.items() if key not in ENV_OPTIONS and key not in GYM_MAKE_SETTINGS}
+    settings, own = split_options(kwargs)
     flat = cls.settings_model.from_kwargs(settings, env_id, where).flat()
     return {**{key: flat[key] for key in settings}, **own,
             **{key: kwargs[key] for key in GYM_MAKE_SETTINGS if key in kwargs}}
+
+
+def split_options(kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``kwargs`` as the runtime's settings and the env's own options (``ENV_OPTIONS``); what ``gym.make`` takes
+    itself (``GYM_MAKE_SETTINGS``) is in neither."""
+    settings = {key: value for key, value in kwargs.items() if key not in ENV_OPTIONS and key not in GYM_MAKE_SETTINGS}
+    return settings, {key: kwargs[key] for key in ENV_OPTIONS if key in kwargs}
 
 
 def setting_from_text(env_id: str, key: str, text: str) -> Any:

@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 
-from rlfactory_envs.env_spec import env_class, is_spec_path, resolve
+from rlfactory_envs.env_spec import env_class, is_spec_path, resolve, split_options
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.runtime import runtime_for, settings_key
@@ -25,9 +26,30 @@ from rlfactory_envs.kernel.shared import SHARED
 RELEASED_MID_EPISODE = "the trainer released the env before the episode ended"
 
 
-def registered(env_id: str, env_kwargs: Mapping[str, Any] | None) -> tuple[type[ToolEnv], dict[str, Any]]:
-    """The env class ``env_id`` names (a registered id, or an env spec file) and the settings it is made with: its
-    registered defaults under ``env_kwargs``."""
+@dataclass(frozen=True)
+class Registered:
+    """An env to lease: its class, the settings of its runtime (its registered defaults under the caller's), and
+    the env's own options (``render_mode``, ``record_timings``). ``gym.make``'s own (``max_episode_steps``) do not
+    apply to a leased env: ``max_turns`` bounds its episode."""
+
+    cls: type[ToolEnv]
+    settings: dict[str, Any]
+    options: dict[str, Any]
+
+    def held(self) -> bool:
+        """Whether its runtime is built and held (a sample's env is then made at once)."""
+        return SHARED.holders(settings_key(self.cls, self.settings)) > 0
+
+    def hold(self) -> None:
+        """Build its runtime (blocking) and hold it for the rest of the process."""
+        runtime_for(self.cls, self.settings)
+
+    def env(self) -> ToolEnv:
+        return self.cls(**self.settings, **self.options)
+
+
+def registered(env_id: str, env_kwargs: Mapping[str, Any] | None) -> Registered:
+    """The env ``env_id`` names (a registered id, or an env spec file) with ``env_kwargs`` over its defaults."""
     if is_spec_path(env_id):
         spec = resolve(env_id, env_kwargs)
         env_id, env_kwargs = spec.env_id, spec.kwargs
@@ -37,35 +59,25 @@ def registered(env_id: str, env_kwargs: Mapping[str, Any] | None) -> tuple[type[
     cls = env_class(env_id)
     if cls is None or not issubclass(cls, ToolEnv):
         raise ConfigError(f"{env_id!r} is not an rlf tool env")
-    return cls, {**gym.spec(env_id).kwargs, **dict(env_kwargs or {})}
-
-
-def held(cls: type[ToolEnv], kwargs: Mapping[str, Any]) -> bool:
-    """Whether the runtime of ``cls`` and ``kwargs`` is built and held (a sample's env is then made at once)."""
-    return SHARED.holders(settings_key(cls, kwargs)) > 0
-
-
-def hold(cls: type[ToolEnv], kwargs: Mapping[str, Any]) -> None:
-    """Build the runtime of ``cls`` and ``kwargs`` (blocking) and hold it for the rest of the process."""
-    runtime_for(cls, kwargs)
+    return Registered(cls, *split_options({**gym.spec(env_id).kwargs, **dict(env_kwargs or {})}))
 
 
 def sample_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> ToolEnv:
     """A fresh env for one sample, on the held runtime of ``env_id`` and ``env_kwargs`` (built here the first
     time: blocking)."""
-    cls, kwargs = registered(env_id, env_kwargs)
-    if not held(cls, kwargs):
-        hold(cls, kwargs)
-    return cls(**kwargs)
+    entry = registered(env_id, env_kwargs)
+    if not entry.held():
+        entry.hold()
+    return entry.env()
 
 
 async def asample_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> ToolEnv:
     """``sample_env`` from a trainer's loop: a runtime not built yet is built in a worker thread. A caller
     cancelled meanwhile leaves the build to finish, and its runtime held for the next sample."""
-    cls, kwargs = registered(env_id, env_kwargs)
-    if not held(cls, kwargs):
-        await asyncio.shield(asyncio.ensure_future(asyncio.to_thread(hold, cls, kwargs)))
-    return cls(**kwargs)
+    entry = registered(env_id, env_kwargs)
+    if not entry.held():
+        await asyncio.shield(asyncio.ensure_future(asyncio.to_thread(entry.hold)))
+    return entry.env()
 
 
 def give_back(env: ToolEnv) -> None:
@@ -76,8 +88,8 @@ def give_back(env: ToolEnv) -> None:
 
 
 @contextlib.asynccontextmanager
-async def lease_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> AsyncIterator[ToolEnv]:
-    """``async with lease_env(id, kwargs) as env``: a fresh env for one sample (``asample_env``), given back on
+async def alease_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> AsyncIterator[ToolEnv]:
+    """``async with alease_env(id, kwargs) as env``: a fresh env for one sample (``asample_env``), given back on
     exit (``give_back``)."""
     env = await asample_env(env_id, env_kwargs)
     try:
@@ -87,8 +99,8 @@ async def lease_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None) ->
 
 
 @contextlib.contextmanager
-def env_lease(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> Iterator[ToolEnv]:
-    """``lease_env`` for sync code."""
+def lease_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> Iterator[ToolEnv]:
+    """``alease_env`` for sync code."""
     env = sample_env(env_id, env_kwargs)
     try:
         yield env

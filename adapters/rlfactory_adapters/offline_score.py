@@ -12,13 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rlfactory_adapters.env_lease import env_lease
+from rlfactory_adapters.env_lease import lease_env
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_reward_models.base import Reward, RewardInput
-
-
-REWARD_FAILED = "reward model failed"
-"""How the reason of a reward that raised starts (as in the env)."""
 
 
 def last_model_turn(response: str, markers: Sequence[str]) -> str:
@@ -40,18 +36,14 @@ async def ascore_response(env: ToolEnv, task: Mapping[str, Any], response: str) 
 
 
 async def ascore_answer(env: ToolEnv, task: Mapping[str, Any], last: str, answer: str | None) -> Reward:
-    """The env's reward for ``task`` of ``answer`` read in the last model turn ``last`` (``final_answer``)."""
+    """The env's reward for ``task`` of ``answer`` read in the last model turn ``last`` (``final_answer``), as
+    the env scores it (``Runtime.score``: its deadline, its range, a failure's reason)."""
     item = RewardInput(task=env.task_from_dict(task), answer=answer, response=last)
-    try:
-        reward = await env.reward_model.score(item)
-    except Exception as exc:  # noqa: BLE001 - a reward bug scores the lowest value, as in the env
-        return Reward(env.reward_range[0], {}, f"{REWARD_FAILED}: {exc!r}")
-    low, high = env.reward_range
-    return Reward(min(max(float(reward.value), low), high), dict(reward.parts), reward.reason)
+    return await env.runtime.score(item)
 
 
 def score_response(env_id: str, task: Mapping[str, Any], response: str,
                    env_kwargs: Mapping[str, Any] | None = None) -> Reward:
     """``ascore_response`` from sync code (also from inside a running event loop: it runs on the env's loop)."""
-    with env_lease(env_id, env_kwargs) as env:
+    with lease_env(env_id, env_kwargs) as env:
         return env.toolbox.run_blocking(ascore_response(env, task, response))

@@ -52,7 +52,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rlfactory_adapters.episode_label import EpisodeLabel
-from rlfactory_adapters.offline_score import REWARD_FAILED, ascore_answer, final_answer
+from rlfactory_adapters.offline_score import ascore_answer, final_answer
 from rlfactory_envs.command_errors import DEBUG_HELP, run_command
 from rlfactory_envs.command_options import env_kwargs_from_options, positive_float, positive_int
 from rlfactory_envs.env_spec import make_env, resolve
@@ -226,7 +226,7 @@ class RewardService:
             return Reward(self.low, {}, f"scoring failed: {exc!r}"), answered, True
         if not math.isfinite(reward.value):
             return Reward(self.low, {}, f"the reward model returned {reward.value}"), answered, True
-        return reward, answered, bool(reward.reason and reward.reason.startswith(REWARD_FAILED))
+        return reward, answered, bool(reward.info.get("reward_failed"))
 
     def _note_parts(self, rewards: Any) -> None:
         known = set(self._parts or ())

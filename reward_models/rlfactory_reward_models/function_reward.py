@@ -49,10 +49,11 @@ def resolve_reward(reward: str | RewardFn, builtins: Mapping[str, RewardFn]) -> 
 
 
 class FunctionReward(RewardModelBase):
-    """``fn`` scored per episode, its value checked against ``reward_range``; ``timeout_s`` bounds one call."""
+    """``fn`` scored per episode, its value checked against ``reward_range``; ``timeout_s`` bounds one call
+    (``None``: unbounded)."""
 
     def __init__(self, fn: RewardFn, name: str, reward_range: tuple[float, float] = (0.0, 1.0),
-                 timeout_s: float = 60.0):
+                 timeout_s: float | None = 60.0):
         low, high = (float(bound) for bound in reward_range)
         if not low < high:
             raise ConfigError(f"reward_range must be [low, high] with low < high, got {list(reward_range)}")

@@ -1,5 +1,6 @@
-"""A scripted policy that solves every template: it plays the task's reference plan (``android_device.plans``),
-finding each target in the screen text it is shown, never in the phone's state, and acts through the tools."""
+"""A scripted policy that solves every template: it plays the task's reference plan
+(``rlfactory_tool_servers.android.phone.plans``), finding each target in the screen text it is shown, never in the
+phone's state, and acts through the tools."""
 
 from __future__ import annotations
 

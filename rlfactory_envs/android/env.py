@@ -46,7 +46,7 @@ from rlfactory_envs.kernel.mcp.config import bundled_server_config
 from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
 from rlfactory_envs.kernel.reward_setting import FamilyRewards, build_reward
 from rlfactory_envs.kernel.runtime import Parts, Runtime
-from rlfactory_envs.kernel.settings import EnvSettings, EpisodeLimits, RewardScoring, ToolServing
+from rlfactory_envs.kernel.settings import BundledServing, EnvSettings, EpisodeLimits, RewardScoring
 from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
 from rlfactory_reward_models.base import RewardInput
 from rlfactory_reward_models.tool_verdict import ToolVerdictReward
@@ -99,11 +99,10 @@ def real_device_templates(names: Sequence[str] | None) -> list[str]:
     return list(names)
 
 
-class AndroidServing(ToolServing):
+class AndroidServing(BundledServing):
     """The android server, in this process or over stdio: simulated phones (``backend="sim"``), or a real one over
     ADB (``"adb"``, ``serial=`` the device, ``adb_path=`` the executable)."""
 
-    transport: Literal["inprocess", "stdio"] = "inprocess"
     backend: Literal["sim", "adb"] = "sim"
     serial: str | None = None
     adb_path: str = "adb"
@@ -158,8 +157,8 @@ class AndroidEnv(ToolEnv):
             tasks=parts.tasks(load_android_tasks, None, None if templates is None else tuple(templates),
                               settings.instances_per_template),
             toolbox=parts.toolbox(servers), chat_format=chat_format,
-            parser=AndroidActionParser(chat_format.parser(max_tool_calls=limits.max_tool_calls),
-                                       limits.max_tool_calls),
+            parser=AndroidActionParser(chat_format.parser(max_tool_calls=limits.max_tool_calls,
+                                                          answer_tag=settings.answer_tag), limits.max_tool_calls),
             reward_model=build_reward(scoring.reward, scoring.judge, android_rewards()))
 
     # -- the episode's phone ------------------------------------------------------------------------------------

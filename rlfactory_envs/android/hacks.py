@@ -1,4 +1,4 @@
-"""The Android family's reward hacks (``AndroidEnv.reward_hacks``), and its control: the reference plan played from
+"""The Android family's reward hacks (``AndroidTooling.reward_hacks``), and its control: the reference plan played from
 the screens, which must earn reward. The hacks end without doing the task, or act at random first, or answer with
 the goal's own words, or with all the text of the screen that holds the answer."""
 

@@ -1,7 +1,7 @@
 """``rlf audit``: run known reward hacks against an env's reward and report how often each one earns reward.
 
 ``run_audit(env_id, n_tasks=50)`` plays the control (the env's reference answer, which must earn) and every hack
-(the generic battery of ``hacks`` and the env's own, ``ToolEnv.reward_hacks``) on the same tasks and returns an
+(the generic battery of ``hacks`` and the env's own, ``FamilyTooling.reward_hacks``) on the same tasks and returns an
 ``AuditReport`` (``table()``, ``to_dict()``, ``passed``). The contract a hack follows is
 ``rlfactory_envs.kernel.reward_hacks``.
 """

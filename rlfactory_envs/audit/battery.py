@@ -1,4 +1,4 @@
-"""Which hacks an audit runs: the generic battery, then the env's own (``ToolEnv.reward_hacks``), narrowed to the
+"""Which hacks an audit runs: the generic battery, then the env's own (``FamilyTooling.reward_hacks``), narrowed to the
 names asked for. The control always runs: the reference answer, or the env's own hack named ``control`` (a
 family whose right answer is a way of acting, not a text, plays its reference solution)."""
 
@@ -15,12 +15,13 @@ from rlfactory_envs.kernel.families import tooling_of
 
 def env_battery(env: ToolEnv) -> list[RewardHack]:
     """The generic hacks and the env's own, in that order; an env's hack replaces a generic one of the same name
-    in place. ``ConfigError`` when the env's ``reward_hacks()`` raises."""
+    in place. ``ConfigError`` when the tooling's ``reward_hacks()`` raises."""
     by_name: dict[str, RewardHack] = {hack.name: hack for hack in generic_hacks()}
+    tooling = tooling_of(env)
     try:
-        own = list(tooling_of(env).reward_hacks(env))
+        own = list(tooling.reward_hacks(env))
     except Exception as exc:  # noqa: BLE001 - a user's env: one line, not a traceback
-        raise ConfigError(f"{type(env).__name__}.reward_hacks() raised {type(exc).__name__}: {exc}") from None
+        raise ConfigError(f"{type(tooling).__name__}.reward_hacks() raised {type(exc).__name__}: {exc}") from None
     for hack in own:
         by_name[hack.name] = hack
     return list(by_name.values())

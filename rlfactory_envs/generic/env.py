@@ -53,12 +53,13 @@ DEFAULT_SYSTEM_PROMPT = ("Answer the user's question. Call the tools when they h
                          "<{tag}> 42 </{tag}>.")
 
 
-def generic_rewards(reward_range: Sequence[float], timeout_s: float) -> FamilyRewards:
+def generic_rewards(reward_range: Sequence[float]) -> FamilyRewards:
     """A user's env's rewards: the built-in answer matches by name and the user's functions, in ``reward_range``
-    (exact match by default); a judge reads the question and the ground truth."""
-    default = FunctionReward(REWARDS["exact_match"], "exact_match", tuple(reward_range), timeout_s)
+    (exact match by default); a judge reads the question and the ground truth. A function is bounded by the env's
+    ``reward_timeout_s`` alone."""
+    default = FunctionReward(REWARDS["exact_match"], "exact_match", tuple(reward_range), None)
     return FamilyRewards(default=default, named={}, functions=REWARDS, judge_template="qa",
-                         function_range=default.reward_range, function_timeout_s=timeout_s)
+                         function_range=default.reward_range, function_timeout_s=None)
 
 
 class GenericServing(ToolServing):
@@ -76,11 +77,10 @@ class GenericServing(ToolServing):
 
 class GenericScoring(RewardScoring):
     """The reward (``exact_match`` by default, a built-in name, ``"module:function"`` or a function) in
-    ``reward_range``; ``reward_timeout_s`` bounds one call of a function; ``check_reward`` probes it at make."""
+    ``reward_range``; ``check_reward`` probes it at make (``reward_timeout_s``, 60 s here, bounds each call)."""
 
     reward: RewardSetting = "exact_match"
     reward_range: Sequence[float] = (0.0, 1.0)
-    reward_timeout_s: float = 60.0
     check_reward: bool = True
 
 
@@ -92,7 +92,7 @@ class GenericSettings(EnvSettings):
     prompt_template: str = "{question}"
     chat_format: Any = "qwen3"
     """A chat format's name (``qwen3``, ``search_r1``) or a ``ChatFormat``."""
-    limits: EpisodeLimits = EpisodeLimits(max_turns=4)
+    limits: EpisodeLimits = EpisodeLimits(max_turns=4, reward_timeout_s=60.0)
     serving: GenericServing = GenericServing()
     scoring: GenericScoring = GenericScoring()
 
@@ -142,32 +142,16 @@ class McpEnv(ToolEnv):
     def build_runtime(cls, settings: GenericSettings, parts: Parts) -> GenericRuntime:
         """The runtime, checked whole (tools, every row, the reward on the first row) before any episode."""
         serving, scoring = settings.serving, settings.scoring
-        for folder in serving.python_path:
-            if str(folder) not in sys.path:
-                sys.path.insert(0, str(folder))
-        for tool in serving.tools:
-            if isinstance(tool, str):
-                _check_function(tool)
-        no_tools = serving.tool_servers is None and not serving.tools and not serving.qwen_agent_tools
-        config = tool_config(serving.tool_servers, SAMPLE_TOOLS if no_tools else serving.tools,
-                             serving.qwen_agent_tools)
         chat_format = settings.chat_format
         if isinstance(chat_format, str):
             chat_format = make_chat_format(chat_format, enable_thinking=settings.enable_thinking)
         runtime = GenericRuntime(
             settings=settings, parts=parts, system_prompt=settings.system_prompt,
             prompt_template=settings.prompt_template, bound_columns=dict(serving.bound_arguments or {}),
-            tasks=parts.tasks(load_generic_tasks, FAMILY.setting("data_path", settings.data_path)),
-            toolbox=parts.toolbox(config), chat_format=chat_format,
-            reward_model=build_reward(scoring.reward, scoring.judge,
-                                      generic_rewards(scoring.reward_range, scoring.reward_timeout_s)))
-        for task in runtime.tasks:
-            runtime.check_task(task, runtime.tasks.name)
-        _check_tools(runtime)
-        if scoring.check_reward:
-            for model in reward_models_in(runtime.reward_model):
-                if isinstance(model, FunctionReward):
-                    _check_reward(runtime, model)
+            tasks=parts.tasks(load_generic_tasks, settings.data_path),
+            toolbox=parts.toolbox(_tool_config(serving)), chat_format=chat_format,
+            reward_model=build_reward(scoring.reward, scoring.judge, generic_rewards(scoring.reward_range)))
+        _check_runtime(runtime)
         return runtime
 
     # -- family hooks ------------------------------------------------------------------------------------------
@@ -183,6 +167,30 @@ class McpEnv(ToolEnv):
 
     def initial_messages(self, task: GenericTask, tools: list[ToolSpec]) -> list[dict[str, Any]]:
         return self.runtime.messages(task)
+
+
+def _tool_config(serving: GenericServing) -> dict[str, Any]:
+    """The ``mcpServers`` document of the tools ``serving`` names (the sample's when it names none), the
+    ``module:function`` names checked and ``python_path`` on ``sys.path`` first."""
+    for folder in serving.python_path:
+        if str(folder) not in sys.path:
+            sys.path.insert(0, str(folder))
+    for tool in serving.tools:
+        if isinstance(tool, str):
+            _check_function(tool)
+    no_tools = serving.tool_servers is None and not serving.tools and not serving.qwen_agent_tools
+    return tool_config(serving.tool_servers, SAMPLE_TOOLS if no_tools else serving.tools, serving.qwen_agent_tools)
+
+
+def _check_runtime(runtime: GenericRuntime) -> None:
+    """Every row, the tools, and (``check_reward``) each function reward on the first row."""
+    for task in runtime.tasks:
+        runtime.check_task(task, runtime.tasks.name)
+    _check_tools(runtime)
+    if runtime.settings.scoring.check_reward:
+        for model in reward_models_in(runtime.reward_model):
+            if isinstance(model, FunctionReward):
+                _check_reward(runtime, model)
 
 
 def _check_tools(runtime: GenericRuntime) -> None:
@@ -209,7 +217,7 @@ def _check_reward(runtime: GenericRuntime, reward: FunctionReward) -> None:
         call = f"{name}({answer!r}, {_as_text(task.ground_truth)[:60]!r}, ...) on row {task.task_id!r}"
         try:
             value = runtime.toolbox.run_blocking(_within(reward.call(answer, task.ground_truth, context),
-                                                         reward.timeout_s))
+                                                         runtime.limits.reward_timeout_s))
             reward.as_reward(value)
         except ValueError as exc:
             raise ConfigError(f"{exc} for {call}") from None
@@ -234,5 +242,5 @@ def _as_text(ground_truth: Any) -> str:
     return "" if ground_truth is None else str(ground_truth)
 
 
-async def _within(awaitable: Any, timeout_s: float) -> Any:
+async def _within(awaitable: Any, timeout_s: float | None) -> Any:
     return await asyncio.wait_for(awaitable, timeout_s)

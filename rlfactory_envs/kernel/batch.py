@@ -46,6 +46,8 @@ class EnvBatch:
     def make(cls, env_id: str, n: int, pause_gc: bool = True, **kwargs: Any) -> EnvBatch:
         """``n`` envs of ``gym.make(env_id, **kwargs)``, all on its one runtime (made once: the others cost a few
         microseconds each)."""
+        if n < 1:
+            raise ValueError(f"an EnvBatch needs at least one env, got n={n}")
         first = gym.make(env_id, **kwargs).unwrapped
         return cls([first] + [first.sibling() for _ in range(n - 1)], pause_gc=pause_gc)
 

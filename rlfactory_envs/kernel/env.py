@@ -42,7 +42,6 @@ is the family's declaration's, not the env's (``rlfactory_envs.kernel.families``
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -54,7 +53,8 @@ from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.toolbox import Toolbox, ToolSpec
 from rlfactory_envs.kernel.parsers import ActionParser
 from rlfactory_envs.kernel.process_reward import Turn
-from rlfactory_envs.kernel.runtime import MAX_FEEDBACK_CHARS, MissingToolWarning, Parts, Runtime, runtime_for
+from rlfactory_envs.kernel.runtime import (MAX_FEEDBACK_CHARS, MissingToolWarning, Parts, Runtime, hold_runtime,
+                                          runtime_for)
 from rlfactory_envs.kernel.settings import EnvSettings, EpisodeLimits
 from rlfactory_envs.kernel.shared import SHARED
 from rlfactory_envs.kernel.tool_call import ParsedAction, ToolCall, ToolResult
@@ -103,11 +103,11 @@ class ToolEnv(gym.Env[str, str]):
     transcript, ``record_timings`` adds tool latencies and step seconds to ``info``.
 
     The tools the model sees are the servers' catalog filtered by ``tools_allowed``/``tools_denied``; a call to any
-    other tool is answered as an unknown tool's. Every call carries the episode id in its request's ``_meta`` (a
-    server keeps per-episode state apart by it); ``episode_argument`` names a tool argument set to it as well, for a
-    server that takes it as an argument (hidden from the model and left out of ``info``). ``process_reward`` (off
-    by default) pays each turn a score of its own (``rlfactory_envs.kernel.process_reward``), added to that step's
-    reward."""
+    other tool is answered as an unknown tool's. A call to a tool its server marks as keeping state per episode
+    (``wire.EPISODE_STATE``) carries the episode id in its request's ``_meta``; ``episode_argument`` names a tool
+    argument set to it as well, for a server that takes it as an argument (hidden from the model and left out of
+    ``info``). ``process_reward`` (off by default) pays each turn a score of its own
+    (``rlfactory_envs.kernel.process_reward``), added to that step's reward."""
 
     metadata = {"render_modes": ["ansi"]}
     prompt_tools: ClassVar[tuple[str, ...]] = ()
@@ -130,10 +130,7 @@ class ToolEnv(gym.Env[str, str]):
             if settings:
                 raise ConfigError(f"{type(self).__name__}: give a runtime or settings, not both "
                                   f"({', '.join(settings)})")
-            if runtime.key is None:  # built by hand: shared from now on like any other
-                runtime.key = ("runtime", id(runtime))
-            self._runtime_key = runtime.key
-            SHARED.acquire(self._runtime_key, lambda: runtime, close_when_idle=True)
+            self._runtime_key = hold_runtime(runtime)
         self.runtime = runtime
         self.render_mode = render_mode
         self.record_timings = record_timings
@@ -234,44 +231,64 @@ class ToolEnv(gym.Env[str, str]):
         turn = self.turn + 1  # committed with the turn's record: a cancelled step leaves no trace in the episode
         # (a server that keeps state, a phone, may have acted on the calls it got)
         started = time.perf_counter()
-        notes: list[str] = []
-        text = action
-        limits = self.limits
-        if len(action) > limits.max_action_chars:
-            notes.append(f"Your response was {len(action):,} characters long; only the first "
-                         f"{limits.max_action_chars:,} were read.")
-            text = action[: limits.max_action_chars]
-        parsed = self.parser.parse(text)
+        parsed, notes = self._read_action(action)
         info: dict[str, Any] = self._base_info(turn)
         info["tool_calls"] = [call.to_dict() for call in parsed.tool_calls]
         info["parse_errors"] = list(parsed.errors)
-        assistant = {"role": "assistant", "content": action}
+        ending = await self._end_if_due(turn, action, parsed, notes, info)
+        if ending is not None:
+            return ending
+        return await self._run_turn(turn, action, parsed, notes, info, started)
 
+    def _read_action(self, action: str) -> tuple[ParsedAction, list[str]]:
+        """``action`` parsed (its first ``max_action_chars`` only), and the notes for the model about it."""
+        limit = self.limits.max_action_chars
+        if len(action) <= limit:
+            return self.parser.parse(action), []
+        note = f"Your response was {len(action):,} characters long; only the first {limit:,} were read."
+        return self.parser.parse(action[:limit]), [note]
+
+    async def _end_if_due(self, turn: int, action: str, parsed: ParsedAction, notes: list[str],
+                          info: dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]] | None:
+        """The episode's last step when this turn ends it (an answer, the turn limit, the episode's wall clock);
+        ``None`` otherwise, with an answer's problem added to ``notes``."""
+        assistant = {"role": "assistant", "content": action}
         problem = self.answer_problem(parsed.answer) if parsed.answer is not None else None
         if parsed.answer is not None and (problem is None or turn >= self.max_turns):
             self._pay_process_reward(info, turn, action, parsed, calls=0, errors=0)
             return await self._finish(turn, action, parsed.answer, info, assistant, terminated=True, reason=None)
-        if problem is not None:
-            notes.append(problem)
+        notes += [problem] if problem is not None else []
         if turn >= self.max_turns:
             self._pay_process_reward(info, turn, action, parsed, calls=0, errors=0)
             return await self._finish(turn, action, None, info, assistant, terminated=False, reason="max_turns")
-        if limits.max_episode_seconds is not None and time.monotonic() - self._started_at > limits.max_episode_seconds:
+        budget = self.limits.max_episode_seconds
+        if budget is not None and time.monotonic() - self._started_at > budget:
             return await self._finish(turn, action, None, info, assistant, terminated=False,
                                       reason="max_episode_seconds")
+        return None
 
+    async def _run_turn(self, turn: int, action: str, parsed: ParsedAction, notes: list[str], info: dict[str, Any],
+                        started: float) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Run the turn's tool calls and record the turn: the observation, the messages, the results."""
         calls = self._bind_arguments(parsed.tool_calls)
         results = [self._clip_result(r) for r in await self.run_tool_calls(calls)]
-        feedback_lines = notes + parsed.errors
-        if parsed.is_empty and not parsed.errors:
-            feedback_lines.append(self.invalid_action_feedback())
-        feedback = clip_text("\n".join(feedback_lines), MAX_FEEDBACK_CHARS, "feedback") if feedback_lines else None
+        feedback = self._feedback(notes + parsed.errors, parsed)
         obs = clip_text(self.chat_format.observation(action, results, feedback), self.runtime.max_observation_chars,
                         "observation")
+        self._record_turn(turn, action, obs, calls, results, feedback, info)
+        if self.record_timings:
+            info["tool_latency_s"] = [r.latency_s for r in results]
+            info["step_seconds"] = time.perf_counter() - started
+        paid = self._pay_process_reward(info, turn, action, parsed, calls=len(results),
+                                        errors=sum(r.is_error for r in results))
+        return obs, paid, False, False, info
 
-        new_messages = [assistant] + [{"role": "tool", "name": r.name, "content": r.text} for r in results]
-        if feedback:
-            new_messages.append({"role": "user", "content": feedback})
+    def _record_turn(self, turn: int, action: str, obs: str, calls: list[ToolCall], results: list[ToolResult],
+                     feedback: str | None, info: dict[str, Any]) -> None:
+        """The turn's messages and tool results, in the episode and in ``info``."""
+        new_messages = [{"role": "assistant", "content": action}]
+        new_messages += [{"role": "tool", "name": r.name, "content": r.text} for r in results]
+        new_messages += [{"role": "user", "content": feedback}] if feedback else []
         tool_results = [{"name": r.name, "arguments": self._shown_arguments(c.arguments), "text": r.text,
                          "is_error": r.is_error, "server": r.server} for c, r in zip(calls, results)]
         self._record(turn, action, obs, new_messages)
@@ -279,12 +296,13 @@ class ToolEnv(gym.Env[str, str]):
         self._failed_calls += sum(r.failure is not None for r in results)
         info["messages"] = [dict(m) for m in new_messages]
         info["tool_results"] = tool_results
-        if self.record_timings:
-            info["tool_latency_s"] = [r.latency_s for r in results]
-            info["step_seconds"] = time.perf_counter() - started
-        paid = self._pay_process_reward(info, turn, action, parsed, calls=len(results),
-                                        errors=sum(r.is_error for r in results))
-        return obs, paid, False, False, info
+
+    def _feedback(self, lines: list[str], parsed: ParsedAction) -> str | None:
+        """What the env tells the model beside the tools' results: ``lines``, or how to act when the response held
+        neither a call nor an answer; ``None`` for nothing."""
+        if parsed.is_empty and not parsed.errors:
+            lines = [*lines, self.invalid_action_feedback()]
+        return clip_text("\n".join(lines), MAX_FEEDBACK_CHARS, "feedback") if lines else None
 
     async def atruncate(self, reason: str, action: str | None = None) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """End the running episode as truncated by a budget the env cannot see (a trainer's token budget).
@@ -509,16 +527,7 @@ class ToolEnv(gym.Env[str, str]):
         messages = self.messages + ([dict(last)] if last is not None else [])
         item = RewardInput(task=self.task, answer=answer, response=response, messages=messages,
                            tool_results=[dict(r) for r in self._tool_results], call_tool=self.call_episode_tool)
-        low, high = self.reward_model.reward_range
-        try:
-            reward = await asyncio.wait_for(self.reward_model.score(item), self.limits.reward_timeout_s)
-        except asyncio.TimeoutError:
-            deadline = self.limits.reward_timeout_s
-            return Reward(low, {}, f"reward model failed: no score within reward_timeout_s={deadline:g}",
-                          {"reward_failed": True})
-        except Exception as exc:  # noqa: BLE001 - a reward bug must not lose the trajectory
-            return Reward(low, {}, f"reward model failed: {exc!r}", {"reward_failed": True})
-        return Reward(min(max(float(reward.value), low), high), reward.parts, reward.reason, reward.info)
+        return await self.runtime.score(item)
 
     def _pay_process_reward(self, info: dict[str, Any], turn: int, action: str, parsed: ParsedAction, *,
                             calls: int, errors: int) -> float:

@@ -7,8 +7,8 @@ usually ``tool_servers/rlfactory_tool_servers/<name>/`` (its server and sandbox)
 ``FAMILY = Family(...)``: the ids it registers, the environment variables that stand in for its data settings, the
 embedded sample each of its servers serves when ``rlf serve <server>`` is given no data, and, by reference (loaded
 on first use), what tooling needs of it: its ``FamilyTooling`` (a baseline policy, reward hacks and the reference
-answer they need, a report table, the ground truth a trainer's data file shows, the options of its semantics
-test), its own ``rlf`` commands and its benchmark. ``import rlfactory_envs`` registers every family it finds
+answer they need, a report table, the ground truth a trainer's data file shows), the options of its semantics
+test, its own ``rlf`` commands and its benchmarks. ``import rlfactory_envs`` registers every family it finds
 (``discover_families``), and ``rlf serve`` finds every tool server package the same way (``discover_servers``):
 adding a family edits nothing outside its folders.
 
@@ -98,7 +98,8 @@ class Family:
 
     - ``environments``: the ids it registers.
     - ``env_vars``: for a data setting (a keyword argument such as ``data_path``), the environment variable read when
-      the setting is not given (``setting``): an explicit argument, then the variable, then the embedded sample.
+      the setting is not given (``with_env_vars``): an explicit argument, then the variable, then the embedded
+      sample.
     - ``serve_defaults``: per tool server, options ``rlf serve <server>`` adds when the user gives none of them,
       pointing the server at the family's embedded sample (``{"search": {"--corpus": "/.../sample.jsonl"}}``).
     - ``tooling``: ``"module:name"`` of its ``FamilyTooling`` (a class or an instance), loaded on first use.
@@ -120,13 +121,17 @@ class Family:
     semantics: str = ""
     benches: Mapping[str, BenchEntry] = field(default_factory=dict)
 
-    def setting(self, name: str, value: Any) -> Any:
-        """``value`` when given (not ``None`` or ``""``), else the environment variable declared for ``name``,
-        else ``None``."""
-        if value not in (None, ""):
-            return value
-        variable = self.env_vars.get(name)
-        return (os.environ.get(variable) or None) if variable else None
+    def with_env_vars(self, settings: Mapping[str, Any]) -> dict[str, Any]:
+        """``settings`` with each data setting not given (absent, ``None`` or ``""``) taken from its environment
+        variable when that is set."""
+        found = {name: os.environ.get(variable) for name, variable in self.env_vars.items()
+                 if settings.get(name) in (None, "")}
+        return {**settings, **{name: value for name, value in found.items() if value}}
+
+    def env_ids(self, env_class: type) -> list[str]:
+        """The ids it registers with ``env_class``."""
+        return [env_id for env_id, entry in self.environments.items()
+                if entry.entry_point.rpartition(":")[2] == env_class.__name__]
 
     @functools.cached_property
     def loaded_tooling(self) -> FamilyTooling:

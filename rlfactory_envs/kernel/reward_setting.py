@@ -57,7 +57,7 @@ class FamilyRewards:
     judge_template: str = "qa"
     judge_fields: Callable[[RewardInput], Mapping[str, str]] | None = None
     function_range: tuple[float, float] = (0.0, 1.0)
-    function_timeout_s: float = 60.0
+    function_timeout_s: float | None = 60.0
     functions: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     """Built-in functions a name may stand for (``rlf/MCP-v0``'s ``exact_match``, ...), run as a user's function."""
 

@@ -10,6 +10,7 @@ differ only in a limit share one task set and one toolbox.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import dataclasses
 import os
@@ -23,16 +24,18 @@ from rlfactory_envs.kernel.mcp.config import load_mcp_config
 from rlfactory_envs.kernel.mcp.toolbox import Toolbox, ToolSpec
 from rlfactory_envs.kernel.parsers import ActionParser
 from rlfactory_envs.kernel.process_reward import make_process_reward
-from rlfactory_envs.kernel.settings import EnvSettings, EpisodeLimits, ToolServing
+from rlfactory_envs.kernel.settings import EnvSettings, EpisodeLimits
 from rlfactory_envs.kernel.shared import SHARED
 from rlfactory_envs.kernel.task_source import TaskSource, file_version
 from rlfactory_envs.kernel.text_space import UnicodeText
 from rlfactory_envs.kernel.tool_filter import ToolFilter
-from rlfactory_reward_models.base import RewardModel
+from rlfactory_reward_models.base import Reward, RewardInput, RewardModel
 
 if TYPE_CHECKING:
     from rlfactory_envs.kernel.env import ToolEnv
 
+REWARD_FAILED = "reward model failed"
+"""How the reason of a reward that raised or took too long starts."""
 MAX_FEEDBACK_CHARS = 2048
 _MARKUP_ALLOWANCE = 512  # chat-format markup around one turn's results (headers, tags, newlines)
 
@@ -102,7 +105,8 @@ class Runtime:
     """Tools the family's env calls itself (``call_episode_tool``) and hides from the model, beside
     ``tools_denied``."""
     key: Hashable | None = None
-    """Its key in ``shared.SHARED`` (set by ``runtime_for``)."""
+    """Its key in ``shared.SHARED`` (set by ``runtime_for``, or by ``hold_runtime`` for one built by hand)."""
+    closed: bool = dataclasses.field(default=False, init=False)
 
     def __post_init__(self) -> None:
         limits = self.limits
@@ -110,7 +114,7 @@ class Runtime:
         if self.parser is None:
             self.parser = self.chat_format.parser(max_tool_calls=limits.max_tool_calls, answer_tag=self.answer_tag)
         serving = self.settings.serving
-        self.tool_filter = ToolFilter(serving.tools_allowed, (*serving.tools_denied, *self.hidden_tools))
+        self.tool_filter = ToolFilter(serving.tools_allowed, serving.tools_denied, self.hidden_tools)
         self.episode_argument = serving.episode_argument
         self.process_reward = make_process_reward(self.settings.scoring.process_reward, limits.max_turns)
         self.reward_range = self._reward_range()
@@ -126,16 +130,26 @@ class Runtime:
     def limits(self) -> EpisodeLimits:
         return self.settings.limits
 
-    @property
-    def serving(self) -> ToolServing:
-        return self.settings.serving
-
     def _reward_range(self) -> tuple[float, float]:
         low, high = self.reward_model.reward_range
         if self.process_reward is None:
             return low, high
         extra_low, extra_high = self.process_reward.episode_range  # a step may pay a turn's process reward too
         return low + min(0.0, extra_low), high + max(0.0, extra_high)
+
+    async def score(self, item: RewardInput) -> Reward:
+        """The reward model's score of ``item`` within ``reward_timeout_s``, clamped to its range; one that raises
+        or takes too long scores the low end, with the reason and ``info["reward_failed"]``."""
+        low, high = self.reward_model.reward_range
+        deadline = self.limits.reward_timeout_s
+        try:
+            reward = await asyncio.wait_for(self.reward_model.score(item), deadline)
+        except asyncio.TimeoutError:
+            return Reward(low, {}, f"{REWARD_FAILED}: no score within reward_timeout_s={deadline:g}",
+                          {"reward_failed": True})
+        except Exception as exc:  # noqa: BLE001 - a reward bug must not lose the trajectory
+            return Reward(low, {}, f"{REWARD_FAILED}: {exc!r}", {"reward_failed": True})
+        return Reward(min(max(float(reward.value), low), high), reward.parts, reward.reason, reward.info)
 
     def model_specs(self, hidden: frozenset[str]) -> list[ToolSpec]:
         """The tools as the model sees them: the catalog, filtered, without the arguments ``hidden`` (those the env
@@ -160,12 +174,16 @@ class Runtime:
                           MissingToolWarning, stacklevel=5)
 
     def variant(self, **changes: Any) -> Runtime:
-        """A runtime like this one with ``changes`` (another ``reward_model``, other ``settings``), on the same parts
-        (held once more, given back when it closes): an evaluation with another reward, say, or a test double."""
+        """A runtime like this one with ``changes`` to what it is built of (another ``reward_model``, ``parser``,
+        ``chat_format``), on the same parts (held once more, given back when it closes): an evaluation with another
+        reward, say, or a test double. Other settings are another runtime (``ToolEnv(**settings)``)."""
+        if "settings" in changes:
+            raise ConfigError("Runtime.variant changes parts, not settings: make the env with the settings instead")
         return dataclasses.replace(self, parts=self.parts.again(), key=None, **changes)
 
     def close(self) -> None:
         """Give back the parts (the toolbox's servers stop when no other runtime holds them)."""
+        self.closed = True
         self.parts.release()
 
 
@@ -181,9 +199,23 @@ def without_arguments(spec: ToolSpec, names: frozenset[str]) -> ToolSpec:
     return dataclasses.replace(spec, input_schema=schema)
 
 
-def settings_key(env_class: type, kwargs: Mapping[str, Any]) -> Hashable:
-    """The runtime key of an env class and its settings as given: equal settings, one runtime."""
-    return "runtime", env_class, frozen(dict(kwargs))
+def settings_key(env_class: type[ToolEnv], kwargs: Mapping[str, Any]) -> Hashable:
+    """The runtime key of an env class and its settings as given (with its family's environment variables read):
+    equal settings, one runtime."""
+    return "runtime", env_class, frozen(given_settings(env_class, kwargs))
+
+
+def given_settings(env_class: type[ToolEnv], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with the data settings left out read from the family's environment variables
+    (``Family.env_vars``)."""
+    family = env_class.family
+    return family.with_env_vars(kwargs) if family is not None else dict(kwargs)
+
+
+def env_label(env_class: type[ToolEnv]) -> str:
+    """What a message about ``env_class``'s settings names: its registered ids, or its class name."""
+    ids = env_class.family.env_ids(env_class) if env_class.family is not None else []
+    return " or ".join(ids) or env_class.__name__
 
 
 def frozen(value: Any) -> Hashable:
@@ -204,14 +236,27 @@ def frozen(value: Any) -> Hashable:
 
 def runtime_for(env_class: type[ToolEnv], kwargs: Mapping[str, Any]) -> tuple[Hashable, Runtime]:
     """The runtime of ``env_class`` with settings ``kwargs`` (built by the class the first time), with one more
-    holder; the key to ``release_runtime`` it with."""
+    holder; the key to give it back with (``SHARED.release``)."""
     key = settings_key(env_class, kwargs)
-    return key, SHARED.acquire(key, lambda: build_runtime(env_class, kwargs, key), close_when_idle=True)
+    return key, SHARED.acquire(key, lambda: make_runtime(env_class, kwargs, key), close_when_idle=True)
 
 
-def build_runtime(env_class: type[ToolEnv], kwargs: Mapping[str, Any], key: Hashable | None = None) -> Runtime:
+def hold_runtime(runtime: Runtime) -> Hashable:
+    """One more holder of ``runtime`` (a runtime built by hand is shared from now on like any other); the key to
+    give it back with. ``ConfigError`` for a runtime already closed."""
+    if runtime.key is None:
+        runtime.key = ("runtime", id(runtime))
+    held = None if runtime.closed else SHARED.acquire(runtime.key, lambda: runtime, close_when_idle=True)
+    if held is not runtime:
+        if held is not None:
+            SHARED.release(runtime.key)
+        raise ConfigError("this runtime was closed (its last env closed): make the env with its settings instead")
+    return runtime.key
+
+
+def make_runtime(env_class: type[ToolEnv], kwargs: Mapping[str, Any], key: Hashable | None = None) -> Runtime:
     """``env_class.build_runtime`` over the settings ``kwargs`` give; the parts taken are given back if it fails."""
-    settings = env_class.settings_model.from_kwargs(kwargs, env_class.__name__)
+    settings = env_class.settings_model.from_kwargs(given_settings(env_class, kwargs), env_label(env_class))
     parts = Parts()
     try:
         runtime = env_class.build_runtime(settings, parts)
@@ -222,8 +267,4 @@ def build_runtime(env_class: type[ToolEnv], kwargs: Mapping[str, Any], key: Hash
     return runtime
 
 
-def release_runtime(key: Hashable) -> None:
-    SHARED.release(key)
-
-
-__all__ = ["MissingToolWarning", "Parts", "Runtime", "runtime_for", "release_runtime", "settings_key", "ConfigError"]
+__all__ = ["MissingToolWarning", "Parts", "Runtime", "hold_runtime", "runtime_for", "settings_key"]

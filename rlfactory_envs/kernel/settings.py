@@ -16,7 +16,7 @@ import os
 import types
 import typing
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import pydantic
 from pydantic import BaseModel, ConfigDict
@@ -57,6 +57,13 @@ class ToolServing(SettingGroup):
     tools_allowed: Sequence[str] | None = None
     tools_denied: Sequence[str] = ()
     episode_argument: str | None = None
+
+
+class BundledServing(ToolServing):
+    """Serving for a family with a server of its own: ``transport`` runs it in this process (``"inprocess"``, the
+    default) or as a subprocess over stdio (``"stdio"``); ``tool_servers`` replaces it."""
+
+    transport: Literal["inprocess", "stdio"] = "inprocess"
 
 
 class RewardScoring(SettingGroup):
@@ -108,7 +115,8 @@ class EnvSettings(SettingGroup):
         flat = cls.flat_types()
         unknown = sorted(set(kwargs) - set(flat))
         if unknown:
-            raise ConfigError(f"{where}: unknown setting {unknown[0]!r} for {env_id}; its settings are "
+            subject = "" if where == env_id else f" for {env_id}"
+            raise ConfigError(f"{where}: unknown setting {unknown[0]!r}{subject}; its settings are "
                               f"{', '.join(sorted(flat))}")
         taken = {name: checked(cls, name, kwargs[name], where) for name in cls.own_fields() if name in kwargs}
         values: dict[str, Any] = dict(taken)

@@ -1,11 +1,11 @@
 """The one process-wide place where what is costly to build is shared: an env id's runtime, and the parts runtimes
-are made of (a task set, a toolbox, a reward model, a sandbox).
+are made of (a task set, a toolbox, a reward model).
 
 Each part is built once per key (what it is built from: a data file's version, a server config, settings) and
 lent to every holder that asks for the same key; ``release`` gives a loan back. A part with no holder left is
 closed at once when it holds processes or connections (a toolbox: its servers exit), or kept among the last
-``MAX_IDLE`` idle parts when it is only memory that is slow to make again (a task set, a sandbox, a reward's test
-suites), and closed when pushed out. A thousand envs of one id and settings hold one runtime; runtimes that differ
+``MAX_IDLE`` idle parts when it is only memory that is slow to make again (a task set, a reward's test suites),
+and closed when pushed out. A thousand envs of one id and settings hold one runtime; runtimes that differ
 only in a turn limit still share one task set and one toolbox.
 """
 
@@ -57,8 +57,7 @@ class SharedParts:
             self._build(key, entry, build)
         else:
             entry.ready.wait()
-        if entry.error is not None:
-            self.release(key)
+        if entry.error is not None:  # the failed entry is gone: its holders with it
             raise entry.error
         return entry.value
 
@@ -79,7 +78,7 @@ class SharedParts:
             if entry is None or entry.holders <= 0:
                 return
             entry.holders -= 1
-            if entry.holders or entry.error is not None:
+            if entry.holders:
                 return
             if entry.close_when_idle:
                 del self._entries[key]
@@ -102,15 +101,6 @@ class SharedParts:
         with self._lock:
             entry = self._entries.get(key)
             return entry.holders if entry is not None else 0
-
-    def clear_idle(self) -> None:
-        """Close every idle part (a test that counts threads, say, or a process about to fork)."""
-        with self._lock:
-            keys = list(self._idle)
-            self._idle.clear()
-            values = [self._entries.pop(key).value for key in keys]
-        for value in values:
-            close_part(value)
 
 
 def close_part(value: Any) -> None:

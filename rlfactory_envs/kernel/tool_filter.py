@@ -1,4 +1,5 @@
-"""Which of the servers' tools an env's model sees and may call: ``allowed`` (``None``: all) less ``denied``.
+"""Which of the servers' tools an env's model sees and may call: ``allowed`` (``None``: all) less ``denied`` and
+less ``hidden`` (the tools the env calls itself).
 
 A call to a tool the filter hides never reaches a server: it is answered as an unknown tool's call is, listing only
 the tools the model sees, so the filter cannot be probed for what it hides.
@@ -14,30 +15,36 @@ from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
 
 
 class ToolFilter:
-    """``allowed`` and ``denied`` name tools; both are checked against the servers' catalog on first use."""
+    """``allowed``, ``denied`` and ``hidden`` name tools; each is checked against the servers' catalog on first
+    use."""
 
-    def __init__(self, allowed: Iterable[str] | None = None, denied: Iterable[str] = ()):
+    def __init__(self, allowed: Iterable[str] | None = None, denied: Iterable[str] = (), hidden: Iterable[str] = ()):
         self.allowed = None if allowed is None else frozenset(allowed)
         self.denied = frozenset(denied)
-        self.active = self.allowed is not None or bool(self.denied)
+        self.hidden = frozenset(hidden)
+        self.active = self.allowed is not None or bool(self.denied | self.hidden)
         self._checked = False
 
     def visible(self, name: str) -> bool:
-        return (self.allowed is None or name in self.allowed) and name not in self.denied
+        return (self.allowed is None or name in self.allowed) and name not in self.denied and name not in self.hidden
 
     def specs(self, catalog: list[ToolSpec]) -> list[ToolSpec]:
         """The tools of ``catalog`` the model sees; ``ConfigError`` when a filter names a tool none offers."""
         if not self.active:
             return catalog
         if not self._checked:
-            offered = {spec.name for spec in catalog}
-            for setting, names in (("tools_allowed", self.allowed or ()), ("tools_denied", self.denied)):
-                unknown = sorted(set(names) - offered)
-                if unknown:
-                    raise ConfigError(f"{setting} names tools no server offers: {', '.join(unknown)}; the servers "
-                                      f"offer {', '.join(sorted(offered)) or 'no tools'}")
+            self._check({spec.name for spec in catalog})
             self._checked = True
         return [spec for spec in catalog if self.visible(spec.name)]
+
+    def _check(self, offered: set[str]) -> None:
+        """``ConfigError`` naming the tools of a setting (or of the env's own) that no server offers."""
+        for names, what in ((self.allowed or (), "tools_allowed names"), (self.denied, "tools_denied names"),
+                            (self.hidden, "the env calls")):
+            unknown = sorted(set(names) - offered)
+            if unknown:
+                raise ConfigError(f"{what} tools no server offers: {', '.join(unknown)}; the servers offer "
+                                  f"{', '.join(sorted(offered)) or 'no tools'}")
 
     async def call(self, toolbox: Toolbox, calls: Sequence[ToolCall]) -> list[ToolResult]:
         """The calls' results, in order; calls to hidden tools answered here."""

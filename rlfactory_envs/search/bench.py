@@ -15,7 +15,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from rlfactory_envs.benchmarking import BenchContext, Timing, row, timed_repeats
+from rlfactory_envs.benchmarking import BATCHING, BenchContext, Timing, row, timed_repeats
 from rlfactory_envs.kernel.mcp.toolbox import Toolbox
 from rlfactory_envs.kernel.tool_call import ToolCall
 from rlfactory_envs.search.env import search_server_config
@@ -47,8 +47,7 @@ def search_corpora(context: BenchContext) -> tuple[dict[str, Path], list[str]]:
     """The corpora searched, by row label, and a note when the wiki-18 sample is absent."""
     wiki = context.data(WIKI_SAMPLE)
     if wiki is None:
-        return {"sample": SAMPLE_CORPUS_PATH}, [f"search on wiki-18 skipped: {WIKI_SAMPLE} is absent from the "
-                                                f"reference data ({context.data_dir or 'none given'})"]
+        return {"sample": SAMPLE_CORPUS_PATH}, [context.absent("search on wiki-18 skipped", WIKI_SAMPLE)]
     return {"sample": SAMPLE_CORPUS_PATH, "wiki18_1000": wiki}, []
 
 
@@ -60,7 +59,7 @@ def bench_search(context: BenchContext) -> tuple[list[dict[str, Any]], list[str]
     corpora, notes = search_corpora(context)
     rows = []
     for label, corpus in corpora.items():
-        for batching, suffix in ((True, ""), (False, "_unmerged")):
+        for batching, suffix in BATCHING:
             timing = asyncio.run(search_timing(corpus, queries, batching, context.repeats))
             rows.append(row(f"search_{label}{suffix}", n, timing, "queries/s", n / statistics.median(timing.walls),
                             corpus=str(corpus)))

@@ -21,7 +21,7 @@ from rlfactory_envs.kernel.mcp.config import bundled_server_config
 from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
 from rlfactory_envs.kernel.reward_setting import FamilyRewards, build_reward
 from rlfactory_envs.kernel.runtime import Parts, Runtime
-from rlfactory_envs.kernel.settings import EnvSettings, EpisodeLimits, RewardScoring, ToolServing
+from rlfactory_envs.kernel.settings import BundledServing, EnvSettings, EpisodeLimits, RewardScoring
 from rlfactory_envs.search.family import FAMILY, SAMPLE_CORPUS_PATH
 from rlfactory_envs.search.prompt import PROMPTS
 from rlfactory_envs.search.task import SearchTask
@@ -60,11 +60,10 @@ def search_rewards(format_score: float) -> FamilyRewards:
     return FamilyRewards(default=qa, named={"exact_match": (qa, "exact_match"), "f1": (qa, "f1")}, judge_template="qa")
 
 
-class SearchServing(ToolServing):
+class SearchServing(BundledServing):
     """The search server: in this process or over stdio, over a corpus with BM25 or an index (``index_dir``, two
     fused), a Milvus server, or a Search-R1 retriever (``retriever_url``); ``server_args`` go to its command line."""
 
-    transport: Literal["inprocess", "stdio"] = "inprocess"
     retriever: str = "bm25"
     index_dir: str | list[str] | None = None
     retriever_url: str | None = None
@@ -106,12 +105,12 @@ class SearchEnv(ToolEnv):
     @classmethod
     def build_runtime(cls, settings: SearchSettings, parts: Parts) -> SearchRuntime:
         serving, scoring = settings.serving, settings.scoring
-        corpus_path = FAMILY.setting("corpus_path", settings.corpus_path) or str(SAMPLE_CORPUS_PATH)
+        corpus_path = settings.corpus_path or str(SAMPLE_CORPUS_PATH)
         servers = serving.tool_servers or search_server_config(
             corpus_path, transport=serving.transport, index_dir=serving.index_dir, retriever=serving.retriever,
             retriever_url=serving.retriever_url, milvus_uri=serving.milvus_uri, server_args=serving.server_args)
         return SearchRuntime(settings=settings, parts=parts, prompt=PROMPTS[settings.chat_format],
-                             tasks=parts.tasks(load_search_tasks, FAMILY.setting("data_path", settings.data_path)),
+                             tasks=parts.tasks(load_search_tasks, settings.data_path),
                              toolbox=parts.toolbox(servers),
                              chat_format=make_chat_format(settings.chat_format,
                                                           enable_thinking=settings.enable_thinking),

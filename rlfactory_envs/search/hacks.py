@@ -1,4 +1,4 @@
-"""The search family's reward hacks (``SearchEnv.reward_hacks``): answers aimed at exact match under SQuAD
+"""The search family's reward hacks (``SearchTooling.reward_hacks``): answers aimed at exact match under SQuAD
 normalisation, which drops articles and punctuation and so can turn an answer into nothing."""
 
 from __future__ import annotations

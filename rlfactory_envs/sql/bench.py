@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from rlfactory_envs.benchmarking import BenchContext, Timing, row, timed_repeats, timed_repeats_sync
+from rlfactory_envs.benchmarking import BATCHING, BenchContext, Timing, row, timed_repeats, timed_repeats_sync
 from rlfactory_envs.kernel.batch import EnvBatch
 
 SPIDER_DEV = "spider/dev.json"
@@ -118,7 +118,7 @@ def sql_suite_build_timing(data_path: str | None, repeats: int) -> tuple[Timing,
 def sql_query_rows(data_path: str | None, n: int, repeats: int, label: str) -> list[dict[str, Any]]:
     """``sql_queries`` and ``sql_queries_unmerged``."""
     rows = []
-    for batching, suffix in ((True, ""), (False, "_unmerged")):
+    for batching, suffix in BATCHING:
         timing = asyncio.run(sql_query_timing(data_path, n, batching, repeats))
         rows.append(row(f"sql_queries{suffix}", n, timing, "queries/s", n / statistics.median(timing.walls),
                         data=label))
@@ -148,9 +148,7 @@ def bench_sql(context: BenchContext) -> tuple[list[dict[str, Any]], list[str]]:
     """The ``sql_*`` rows (see the module docstring)."""
     n, repeats, data_path = 32 if context.quick else 256, context.repeats, spider_dev(context)
     label = "spider_dev" if data_path else "sample"
-    notes = [] if data_path else [f"sql on the Spider dev databases skipped: {SPIDER_DEV} is absent from the "
-                                  f"reference data ({context.data_dir or 'none given'}); measured on the embedded "
-                                  "sample"]
+    notes = [] if data_path else [context.absent("sql measured on the embedded sample", SPIDER_DEV)]
     rows = [*sql_query_rows(data_path, n, repeats, label), *sql_reward_rows(data_path, repeats, label),
             sql_suite_build_row(data_path, repeats, label)]
     return rows, notes

@@ -28,7 +28,7 @@ from rlfactory_envs.kernel.mcp.config import bundled_server_config
 from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
 from rlfactory_envs.kernel.reward_setting import FamilyRewards, build_reward
 from rlfactory_envs.kernel.runtime import Parts, Runtime
-from rlfactory_envs.kernel.settings import EnvSettings, EpisodeLimits, RewardScoring, ToolServing
+from rlfactory_envs.kernel.settings import BundledServing, EnvSettings, EpisodeLimits, RewardScoring
 from rlfactory_envs.kernel.task_source import file_version
 from rlfactory_envs.sql.family import FAMILY, SAMPLE_DB_DIR
 from rlfactory_envs.sql.prompt import sql_prompt
@@ -53,11 +53,10 @@ def _judge_fields(item: RewardInput) -> dict[str, str]:
     return {"question": f"{question}\n(Database: {task.db_id})", "reference": task.gold_sql}
 
 
-class SqlServing(ToolServing):
+class SqlServing(BundledServing):
     """The SQL server, in this process or over stdio; ``query_timeout_s`` bounds every query, the tools' and the
     reward's."""
 
-    transport: Literal["inprocess", "stdio"] = "inprocess"
     query_timeout_s: float = 5.0
 
 
@@ -99,8 +98,8 @@ class SqlRuntime(Runtime):
 
 def sql_data(settings: SqlSettings) -> tuple[str | None, str]:
     """The questions file and the database folder the settings name (or the environment's, or the sample's)."""
-    data_path = FAMILY.setting("data_path", settings.data_path)
-    db_dir = FAMILY.setting("db_dir", settings.db_dir)
+    data_path = settings.data_path
+    db_dir = settings.db_dir
     if data_path is None:
         db_dir = db_dir or str(SAMPLE_DB_DIR)
         if Path(db_dir).resolve() != SAMPLE_DB_DIR.resolve():

@@ -9,8 +9,9 @@ per folder; generated test suites, the default) it reports:
 - ``literal``: the result of the gold query on the task's database, read as a model reads it with ``run_query``,
   answered as a constant (``SELECT 6``), on questions whose gold result has at most 50 rows;
 - ``empty``: ``SELECT NULL, ... WHERE 0`` with the gold's width;
-- ``neighbours``: queries mutated from the gold (``sql_test_suite.neighbours``) that return the gold's result on
-  the task's database; ``different`` are those a 60-database reference suite (another seed) shows to differ.
+- ``neighbours``: queries mutated from the gold (``rlfactory_reward_models.sql.test_suite.neighbours``) that return
+  the gold's result on the task's database; ``different`` are those a 60-database reference suite (another seed)
+  shows to differ.
 
 The generated setting is measured twice: distilled for the task set (the default), and ``undistilled`` (suites
 built with no gold queries: the first K random variants), which shows what the suites catch beyond the

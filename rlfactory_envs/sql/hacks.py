@@ -1,5 +1,5 @@
-"""The SQL family's reward hacks (``SqlEnv.reward_hacks``): final answers that try to pass execution match without a
-query that answers the question.
+"""The SQL family's reward hacks (``SqlTooling.reward_hacks``): final answers that try to pass execution match
+without a query that answers the question.
 
 - ``literal_copy``: run the gold query through the env's own ``run_query`` tool, then answer a constant query
   (``SELECT 1, 'a'`` or ``SELECT * FROM (VALUES ...)``) that reproduces the rows the tool showed. It matches on the

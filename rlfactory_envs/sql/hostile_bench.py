@@ -4,7 +4,7 @@ does the process grow?
 Run alone: ``python -m rlfactory_envs.sql.hostile_bench [--data-dir DIR] [--seconds 20] [--honest 64] [--hostile 8]
 [--out report.json]``. ``rlf/NL2SQL-Spider-v0`` envs (the Spider dev databases of the reference data in
 ``--data-dir``, ``spider/dev.json``; the embedded sample without it) share one in-process SQL server and one
-reward, each episode's calls bound to its session (``episode_argument="session"``). Every env runs as its own
+reward, each episode's calls kept apart by the episode id in their requests' ``_meta``. Every env runs as its own
 coroutine, as trainers step samples:
 
 - honest: reset, one ``run_query`` of the task's gold query, then the gold query as the answer (the reward);

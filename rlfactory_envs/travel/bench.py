@@ -16,7 +16,7 @@ import json
 import statistics
 from typing import Any
 
-from rlfactory_envs.benchmarking import BenchContext, Timing, row, timed_repeats, timed_repeats_sync
+from rlfactory_envs.benchmarking import BATCHING, BenchContext, Timing, row, timed_repeats, timed_repeats_sync
 from rlfactory_envs.kernel.batch import EnvBatch
 
 TRAVELPLANNER = "travelplanner"
@@ -88,13 +88,12 @@ def bench_travel(context: BenchContext) -> tuple[list[dict[str, Any]], list[str]
     """The ``travel_*`` rows (see the module docstring)."""
     n = 32 if context.quick else 256
     rows = []
-    for batching, suffix in ((True, ""), (False, "_unmerged")):
+    for batching, suffix in BATCHING:
         timing = asyncio.run(travel_tools_timing(n, batching, context.repeats))
         rows.append(row(f"travel_tools{suffix}", n, timing, "calls/s", 4 * n / statistics.median(timing.walls)))
     timing, plans, label = travel_verify_timing(context)
     per_plan_ms = 1000 * statistics.median(timing.walls) / plans
     rows.append(row("travel_verify", plans, timing, "ms/plan", per_plan_ms, f"< {VERIFY_TARGET_MS:g} ms/plan",
                     per_plan_ms < VERIFY_TARGET_MS, data=label))
-    notes = [] if label != "sample" else [f"travel_verify on the embedded sample: {TRAVELPLANNER}/ is absent from "
-                                          f"the reference data ({context.data_dir or 'none given'})"]
+    notes = [] if label != "sample" else [context.absent("travel_verify on the embedded sample", f"{TRAVELPLANNER}/")]
     return rows, notes

@@ -37,7 +37,7 @@ from rlfactory_envs.kernel.mcp.config import bundled_server_config
 from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
 from rlfactory_envs.kernel.reward_setting import FamilyRewards, build_reward
 from rlfactory_envs.kernel.runtime import Parts, Runtime
-from rlfactory_envs.kernel.settings import EnvSettings, EpisodeLimits, RewardScoring, ToolServing
+from rlfactory_envs.kernel.settings import BundledServing, EnvSettings, EpisodeLimits, RewardScoring
 from rlfactory_envs.travel.family import FAMILY, SAMPLE_DATABASE_DIR
 from rlfactory_envs.travel.prompt import travel_prompt
 from rlfactory_envs.travel.query import TravelQuery
@@ -46,6 +46,7 @@ from rlfactory_envs.travel.tasks import load_travel_tasks
 from rlfactory_reward_models.travel.plan_text import parse_plan
 from rlfactory_reward_models.travel.reward import PARTS, TravelPlanReward
 from rlfactory_tool_servers.travel.store import TravelSandbox, open_sandbox
+from rlfactory_tool_servers.travel.tools import ENV_TOOLS
 
 
 def travel_server_config(database_dir: str, flights_path: str | None = None, *,
@@ -64,12 +65,6 @@ def travel_rewards(sandbox: TravelSandbox, strict: bool) -> FamilyRewards:
     return FamilyRewards(default=verdict, named=named, judge_template="plan")
 
 
-class TravelServing(ToolServing):
-    """The travel server, in this process or over stdio."""
-
-    transport: Literal["inprocess", "stdio"] = "inprocess"
-
-
 class TravelScoring(RewardScoring):
     """``reward`` picks the scalar of the official verdict (``final_pass`` by default); ``strict`` (default) matches
     names exactly instead of the official evaluator's substring rule."""
@@ -86,7 +81,7 @@ class TravelSettings(EnvSettings):
     database_dir: str | None = None
     flights_path: str | None = None
     limits: EpisodeLimits = EpisodeLimits(max_turns=12, max_tool_calls=16, max_tool_response_chars=16_384)
-    serving: TravelServing = TravelServing()
+    serving: BundledServing = BundledServing()
     scoring: TravelScoring = TravelScoring()
 
 
@@ -111,9 +106,9 @@ class TravelEnv(ToolEnv):
 
     @classmethod
     def build_runtime(cls, settings: TravelSettings, parts: Parts) -> TravelRuntime:
-        data_path = FAMILY.setting("data_path", settings.data_path)
-        database_dir = FAMILY.setting("database_dir", settings.database_dir)
-        flights_path = FAMILY.setting("flights_path", settings.flights_path)
+        data_path = settings.data_path
+        database_dir = settings.database_dir
+        flights_path = settings.flights_path
         if data_path is not None and database_dir is None:
             raise ConfigError("data_path= needs database_dir= too: TravelPlanner's database/ folder (accommodations/, "
                               "attractions/, restaurants/, ...)")
@@ -122,7 +117,7 @@ class TravelEnv(ToolEnv):
         serving, scoring = settings.serving, settings.scoring
         servers = serving.tool_servers or travel_server_config(
             database_dir, flights_path and str(Path(flights_path).resolve()), transport=serving.transport)
-        return TravelRuntime(settings=settings, parts=parts, sandbox=sandbox,
+        return TravelRuntime(settings=settings, parts=parts, sandbox=sandbox, hidden_tools=ENV_TOOLS,
                              tasks=parts.tasks(load_travel_tasks, data_path, database_dir),
                              toolbox=parts.toolbox(servers),
                              chat_format=Qwen3ChatFormat(enable_thinking=settings.enable_thinking),
@@ -131,6 +126,9 @@ class TravelEnv(ToolEnv):
 
     def task_from_dict(self, data: Mapping[str, Any]) -> TravelQuery:
         return TravelQuery.from_dict(data)
+
+    async def aclose_episode(self) -> None:
+        await self.call_episode_tool("notebook_close", {})
 
     def initial_messages(self, task: TravelQuery, tools: list[ToolSpec]) -> list[dict[str, Any]]:
         return [{"role": "user", "content": travel_prompt(task)}]

@@ -91,8 +91,6 @@ _PEOPLE_PATTERNS = (
 )
 _PAIR_RE = re.compile(r"\b(?:a|the|as a) (?:pair|couple|duo)\b(?! of (?:days|weeks|nights|cities|hours))",
                       re.IGNORECASE)
-_SOLO_RE = re.compile(r"\b(?:solo|alone|by myself|just me|single[- ]person|single travell?er|a single person|"
-                      r"an individual|individual traveller|individual traveler)\b", re.IGNORECASE)
 
 _HOUSE_RULES = (
     ("parties", re.compile(r"\bparties\b|\bparty[- ]friendly\b|\bhost(?:ing)? (?:a )?party\b", re.IGNORECASE)),

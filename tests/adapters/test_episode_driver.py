@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rlfactory_adapters.env_lease import env_lease, registered, sample_env
+from rlfactory_adapters.env_lease import lease_env, registered, sample_env
 from rlfactory_adapters.episode_driver import Generation, run_episode
 from tests.adapters.stop_strings import stop_after
 
@@ -37,7 +37,7 @@ def scripted(tokenizer, responses: list[str]):
 
 def play(tokenizer, responses, budget=4096, task_index=0, **kwargs):
     async def go():
-        with env_lease(ENV_ID, kwargs) as env:
+        with lease_env(ENV_ID, kwargs) as env:
             task = env.task_to_dict(env.tasks[task_index])
             generate = scripted(tokenizer, responses)
             result = await run_episode(env, tokenizer, generate, task=task, max_response_tokens=budget)
@@ -50,7 +50,7 @@ def test_a_search_episode_decodes_to_the_env_transcript(qwen3_tokenizer):
     answer = None
 
     async def first_task():
-        with env_lease(ENV_ID) as env:
+        with lease_env(ENV_ID) as env:
             return env.task_to_dict(env.tasks[0])
     task = asyncio.run(first_task())
     answer = task["golden_answers"][0]
@@ -127,24 +127,21 @@ def test_random_episodes_keep_ids_masks_and_text_aligned(tokenizer, script, budg
 
 
 def test_leases_are_fresh_envs_on_one_held_runtime_per_settings():
-    from rlfactory_envs.kernel.runtime import settings_key
-    from rlfactory_envs.kernel.shared import SHARED
-
-    with env_lease(ENV_ID) as first:
+    with lease_env(ENV_ID) as first:
         pass
-    with env_lease(ENV_ID) as second:
+    with lease_env(ENV_ID) as second:
         assert second is not first and second.runtime is first.runtime and second.done
-        with env_lease(ENV_ID) as third:
+        with lease_env(ENV_ID) as third:
             assert third.runtime is first.runtime
-    assert SHARED.holders(settings_key(*registered(ENV_ID, None))) >= 1  # held for the process: servers stay up
+    assert registered(ENV_ID, None).held()  # held for the process: servers stay up
     assert first.runtime.toolbox.stats()["servers"]  # the toolbox is still open
-    with env_lease(ENV_ID, {"max_turns": 2}) as other:
+    with lease_env(ENV_ID, {"max_turns": 2}) as other:
         assert other.runtime is not first.runtime and other.max_turns == 2
         assert other.toolbox is first.toolbox  # a limit apart: the same tool servers
 
 
 def test_a_lease_released_mid_episode_aborts_it():
-    with env_lease(ENV_ID) as env:
+    with lease_env(ENV_ID) as env:
         env.reset(seed=1)
         assert not env.done
     assert env.done and env.messages[-1]["content"].startswith("episode aborted")
@@ -162,7 +159,7 @@ def test_a_long_prompt_is_cut_from_the_left(qwen3_tokenizer):
     full = len(result.prompt_ids)
 
     async def go():
-        with env_lease(ENV_ID) as env:
+        with lease_env(ENV_ID) as env:
             generate = scripted(qwen3_tokenizer, ["<answer>x</answer><|im_end|>"])
             return await run_episode(env, qwen3_tokenizer, generate, max_response_tokens=64, seed=0,
                                      max_prompt_tokens=full - 10)
@@ -192,7 +189,7 @@ def engine_like(tokenizer, responses: list[str], finish_reason: bool = False):
 
 def play_engine(tokenizer, responses, budget, finish_reason=False):
     async def go():
-        with env_lease(ENV_ID) as env:
+        with lease_env(ENV_ID) as env:
             task = env.task_to_dict(env.tasks[0])
             generate = engine_like(tokenizer, [r.replace("{answer}", task["golden_answers"][0]) for r in responses],
                                    finish_reason)
@@ -232,7 +229,7 @@ def test_a_finished_generation_that_exactly_fills_the_budget_is_run(qwen3_tokeni
 
 def test_an_empty_generation_ends_through_the_env(small_tokenizer):
     async def go():
-        with env_lease(ENV_ID, {"max_turns": 3}) as env:
+        with lease_env(ENV_ID, {"max_turns": 3}) as env:
             async def generate(ids, max_new_tokens):
                 return Generation([], [])
             return await run_episode(env, small_tokenizer, generate, max_response_tokens=4096, seed=0)
@@ -241,25 +238,24 @@ def test_an_empty_generation_ends_through_the_env(small_tokenizer):
     assert result.response_mask and not any(result.response_mask)
 
 
-def test_a_lease_cancelled_while_the_runtime_is_built_leaves_it_built_and_held():
+def test_a_lease_cancelled_while_the_runtime_is_built_leaves_it_built_and_held(monkeypatch):
     import threading
 
-    from rlfactory_adapters import env_lease as env_lease_module
-    from rlfactory_adapters.env_lease import held, lease_env
+    from rlfactory_adapters.env_lease import Registered, alease_env
 
     built = threading.Event()
     release = threading.Event()
     kwargs = {"max_turns": 5, "max_tool_response_chars": 4321}  # settings no other test builds
-    original = env_lease_module.hold
+    original = Registered.hold
 
-    def slow_hold(cls, settings):
+    def slow_hold(entry):
         release.wait(10)
-        original(cls, settings)
+        original(entry)
         built.set()
 
     async def go():
         async def lease():
-            async with lease_env(ENV_ID, kwargs):
+            async with alease_env(ENV_ID, kwargs):
                 raise AssertionError("the lease was cancelled before the env came")
         task = asyncio.create_task(lease())
         await asyncio.sleep(0.05)
@@ -271,16 +267,13 @@ def test_a_lease_cancelled_while_the_runtime_is_built_leaves_it_built_and_held()
             if built.is_set():
                 break
             await asyncio.sleep(0.05)
-    env_lease_module.hold = slow_hold
-    try:
-        asyncio.run(go())
-    finally:
-        env_lease_module.hold = original
-    assert built.is_set() and held(*registered(ENV_ID, kwargs))
+    monkeypatch.setattr(Registered, "hold", slow_hold)
+    asyncio.run(go())
+    assert built.is_set() and registered(ENV_ID, kwargs).held()
 
 
 def test_an_episode_cancelled_mid_step_leaves_a_clean_env_for_the_next_lease(qwen3_tokenizer):
-    from rlfactory_adapters.env_lease import lease_env
+    from rlfactory_adapters.env_lease import alease_env
 
     stuck = asyncio.Event
     leased = []
@@ -297,7 +290,7 @@ def test_an_episode_cancelled_mid_step_leaves_a_clean_env_for_the_next_lease(qwe
         generate.first = 1 << 30
 
         async def episode():
-            async with lease_env(ENV_ID) as env:
+            async with alease_env(ENV_ID) as env:
                 generate.first = 0
                 leased.append(env)
                 await run_episode(env, qwen3_tokenizer, generate, max_response_tokens=4096, seed=0)
@@ -310,7 +303,7 @@ def test_an_episode_cancelled_mid_step_leaves_a_clean_env_for_the_next_lease(qwe
         with pytest.raises(asyncio.CancelledError):
             await task
         assert leased[0].done  # given back: its episode aborted
-        async with lease_env(ENV_ID) as env:
+        async with alease_env(ENV_ID) as env:
             assert env.done and env is not leased[0]
             again = scripted(qwen3_tokenizer, ["<answer>x</answer><|im_end|>"])
             result = await run_episode(env, qwen3_tokenizer, again,
@@ -339,7 +332,7 @@ def stopping_engine(tokenizer, responses: list[str], honour_stops: bool = True):
 
 def play_search_r1(tokenizer, responses, budget, honour_stops=True):
     async def go():
-        with env_lease(SEARCH_R1) as env:
+        with lease_env(SEARCH_R1) as env:
             task = env.task_to_dict(env.tasks[0])
             script = [r.replace("{answer}", task["golden_answers"][0]) for r in responses]
             generate = stopping_engine(tokenizer, script, honour_stops)
@@ -407,7 +400,7 @@ def test_ends_on_stop_and_merge_stops(qwen3_tokenizer):
     assert merge_stops(None, stops) == ["</search>", "</answer>"]
     assert merge_stops("\n\nQuestion:", stops) == ["\n\nQuestion:", "</search>", "</answer>"]
     assert merge_stops(["</answer>", "x"], stops) == ["</answer>", "x", "</search>"]
-    with env_lease(SEARCH_R1) as r1, env_lease(ENV_ID) as qwen3:
+    with lease_env(SEARCH_R1) as r1, lease_env(ENV_ID) as qwen3:
         assert stop_sequences(r1) == stops and stop_sequences(qwen3) == ()
     assert stop_sequences(object()) == ()
 
@@ -421,3 +414,9 @@ def test_process_rewards_reach_the_turn_scores_and_the_episode_reward(qwen3_toke
     assert result.reward == pytest.approx(0.4) and result.reward_parts["exact_match"] == 0.0
     plain, *_ = play(qwen3_tokenizer, responses)
     assert plain.turn_scores == [] and plain.reward == 0.0
+
+
+def test_a_lease_takes_the_env_options_gym_make_takes():
+    with lease_env(ENV_ID, {"record_timings": True, "render_mode": "ansi", "max_episode_steps": 3,
+                            "max_turns": 2}) as env:
+        assert env.record_timings and env.render_mode == "ansi" and env.max_turns == 2

@@ -283,3 +283,13 @@ def test_a_step_that_fails_inside_a_batch_releases_its_phone():
     finally:
         for env in batch.envs:
             env.close()
+
+
+def test_a_renamed_answer_tag_is_the_one_the_parser_reads():
+    env = gym.make("rlf/Android-v0", answer_tag="final").unwrapped
+    try:
+        env.reset(options=pinned("ContactsPhoneNumber", 2))
+        *_, terminated, _, info = env.step("<final>555</final>")
+        assert terminated and info["android_eval"]["actions"] == 0
+    finally:
+        env.close()

@@ -164,7 +164,7 @@ def test_a_slow_reward_is_cut_by_its_deadline(data):
     try:
         env.reset(options={"task_id": "a"})
         _, value, _, _, info = env.step("<answer>42</answer>")
-        assert value == 0.0 and "did not return within 0.2 s" in info["reward_reason"]
+        assert value == 0.0 and "no score within reward_timeout_s=0.2" in info["reward_reason"]
     finally:
         env.close()
 

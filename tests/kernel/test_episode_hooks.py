@@ -1,7 +1,7 @@
 """The kernel's per-episode hooks, on a user's env (``rlf/MCP-v0``): ``episode_argument`` (a fresh hidden id per
 episode, kept out of ``info``), ``answer_problem`` (an unreadable answer is feedback, except on the last turn),
-``Reward.info`` (structured detail merged into the last ``info``; ``tests/travel`` covers the ``episode_report`` it
-feeds), ``aopen_episode`` / ``aclose_episode`` (once per episode, whatever ends it) and ``RewardInput.call_tool``
+``Reward.info`` (structured detail merged into the last ``info``; ``tests/travel`` covers the ``FamilyTooling.report``
+it feeds), ``aopen_episode`` / ``aclose_episode`` (once per episode, whatever ends it) and ``RewardInput.call_tool``
 (a reward asking the episode's server)."""
 
 from __future__ import annotations

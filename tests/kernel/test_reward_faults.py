@@ -31,25 +31,18 @@ class RaisingReward(HangingReward):
         raise ConnectionError("judge endpoint down")
 
 
-def answer_env(reward_model=None, reward_deadline_s=None, **kwargs):
-    """An ``rlf/MCP-v0`` env scored by ``reward_model`` (default: its own), within ``reward_deadline_s`` (the env's
-    deadline on its reward; default 600 s), on a runtime of its own."""
+def answer_env(reward_model=None, **kwargs):
+    """An ``rlf/MCP-v0`` env scored by ``reward_model`` (default: its own), on a runtime of its own."""
     env = gym.make("rlf/MCP-v0", **kwargs).unwrapped
-    changes = {} if reward_model is None else {"reward_model": reward_model}
-    if reward_deadline_s is not None:
-        settings = env.runtime.settings
-        limits = settings.limits.model_copy(update={"reward_timeout_s": reward_deadline_s})
-        changes["settings"] = settings.model_copy(update={"limits": limits})
-    if not changes:
+    if reward_model is None:
         return env
-    variant = env.runtime.variant(**changes)
+    variant = env.runtime.variant(reward_model=reward_model)
     env.close()
     return type(env)(variant)
 
 
 def test_a_hanging_reward_ends_the_episode_at_its_deadline_and_the_batch_goes_on():
-    hanging, healthy = answer_env(HangingReward(), reward_deadline_s=0.5), answer_env()  # rlf/MCP-v0's own
-    # reward_timeout_s= bounds a function reward, not the env's deadline
+    hanging, healthy = answer_env(HangingReward(), reward_timeout_s=0.5), answer_env()  # rlf/MCP-v0's own
     batch = EnvBatch([hanging, healthy])
     try:
         asyncio.run(batch.areset(seeds=[0, 0]))

@@ -7,11 +7,13 @@ import time
 
 import pytest
 
+from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.config import as_stdio, bundled_server_config, load_mcp_config
 from rlfactory_envs.kernel.mcp.session import TransportError
-from rlfactory_envs.kernel.mcp.toolbox import Toolbox
+from rlfactory_envs.kernel.mcp.toolbox import Toolbox, ToolSpec
 from rlfactory_envs.kernel.runtime import Parts
 from rlfactory_envs.kernel.tool_call import ToolCall
+from rlfactory_envs.kernel.tool_filter import ToolFilter
 from tests.conftest import count_requests, sleep_server_entry
 from tests.server_process import http_tool_server
 
@@ -245,3 +247,15 @@ def test_the_deadline_covers_reconnecting_to_a_slow_starting_server():
         while time.monotonic() < deadline and toolbox.call_many(sleeps(1))[0].is_error:
             time.sleep(0.2)
         assert toolbox.call_many(sleeps(1))[0].text == "slept 1 ms"
+
+
+@pytest.mark.parametrize(("filter_args", "message"), [
+    ((["sleep", "search"], ()), "tools_allowed names tools no server offers: search"),
+    ((None, ["search"]), "tools_denied names tools no server offers: search"),
+    ((None, (), ["device_open"]), "the env calls tools no server offers: device_open"),
+])
+def test_a_filter_naming_a_tool_no_server_offers_says_which_setting(filter_args, message):
+    catalog = [ToolSpec("sleep", "", {"type": "object"}, "s"), ToolSpec("process_id", "", {"type": "object"}, "s")]
+    with pytest.raises(ConfigError, match=message):
+        ToolFilter(*filter_args).specs(catalog)
+    assert [spec.name for spec in ToolFilter(None, ["sleep"], ["process_id"]).specs(catalog)] == []

@@ -182,3 +182,37 @@ async def test_a_batch_answers_its_finished_elements_early_and_the_rest_are_coll
         no_deadline = await batch(calls=[{"ms": 0}, {"ms": 200}], reply_after_s=0.01)
         assert [e["text"] for e in no_deadline["results"]] == ["slept 0 ms", "slept 200 ms"]  # nothing bounds a
         assert no_deadline["ticket"] is None                                                # straggler
+
+
+async def test_a_toolset_subclass_publishes_its_bases_tools_and_its_own_overrides():
+    from rlfactory_tool_servers.toolset import Toolset, publish_toolsets, tool
+
+    class Base(Toolset):
+        @tool
+        def echo(self, text: str) -> str:
+            """Say it back."""
+            return text
+
+        @tool
+        def shout(self, text: str) -> str:
+            """Say it loud."""
+            return text.upper()
+
+    class Child(Base):
+        @tool
+        def echo(self, text: str) -> str:
+            """Say it back twice."""
+            return text * 2
+
+        def shout(self, text: str) -> str:  # no longer a tool
+            return text
+
+        @tool
+        def count(self, text: str) -> int:
+            """Its length."""
+            return len(text)
+
+    assert [name for name, *_ in Child().tool_methods()] == ["echo", "count"]
+    async with Client(publish_toolsets("child", [Child()])) as client:
+        echoed = await client.call_tool("echo", {"text": "ab"})
+    assert echoed.content[0].text == "abab"

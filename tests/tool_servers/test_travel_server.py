@@ -23,7 +23,7 @@ from rlfactory_tool_servers.travel.store import open_sandbox, route_cost
 from tests.conftest import REPO_ROOT, shared_file
 
 TOOLS = ("search_flights", "distance_matrix", "search_accommodations", "search_restaurants", "search_attractions",
-         "search_cities", "notebook_write", "notebook_read")
+         "search_cities", "notebook_write", "notebook_read", "notebook_close")
 
 FILES = {
     "accommodations/clean_accommodations_2022.csv": [

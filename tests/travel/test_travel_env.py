@@ -17,6 +17,7 @@ from rlfactory_envs.travel.family import SAMPLE_PLANS_PATH, SAMPLE_QUERIES_PATH
 from tests.conftest import shared_file
 from tests.test_cli import rlf
 from rlfactory_envs.kernel.families import tooling_of
+from rlfactory_envs.kernel.tool_call import ToolCall
 
 QUERIES = {row["idx"]: row for row in map(json.loads, SAMPLE_QUERIES_PATH.read_text().splitlines())}
 PLANS = {row["idx"]: row["plan"] for row in map(json.loads, SAMPLE_PLANS_PATH.read_text().splitlines())}
@@ -109,6 +110,22 @@ def test_each_episode_has_its_own_notebook():
             batch.close()
 
     asyncio.run(run())
+
+
+def test_an_episode_s_notebook_is_dropped_when_it_ends_and_the_model_never_sees_the_close():
+    env = gym.make("rlf/Travel-v0").unwrapped
+    try:
+        _, info = env.reset(seed=0)
+        assert "notebook_close" not in {tool["function"]["name"] for tool in info["tools"]}
+        env.step(call("search_cities", state="Veradon"))
+        env.step(call("notebook_write", description="cities"))
+        ended = env.episode_id
+        read = ToolCall("notebook_read", {}, episode=ended)
+        assert "The cities in Veradon" in env.toolbox.call_many([read])[0].text
+        *_, terminated, _, _ = env.step(answer(PLANS[1]))
+        assert terminated and env.toolbox.call_many([read])[0].text == "The Notebook is empty."
+    finally:
+        env.close()
 
 
 def test_the_scripted_baseline_passes_most_sample_queries_and_rollout_reports_the_official_table():

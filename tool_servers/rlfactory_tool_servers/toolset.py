@@ -79,13 +79,11 @@ class Toolset:
         return {}
 
     def tool_methods(self) -> list[tuple[str, Callable[..., Any], ToolOptions]]:
-        """The tools, in the order the class defines them: each one's name, bound method and options."""
-        found = []
-        for attribute, member in vars(type(self)).items():
-            options = getattr(member, "__rlf_tool__", None)
-            if isinstance(options, ToolOptions):
-                found.append((options.name or attribute, getattr(self, attribute), options))
-        return found
+        """The tools, in the order the classes define them (a base class's first; a subclass's method of the same
+        name replaces it): each one's name, bound method and options."""
+        members = {attribute: member for cls in reversed(type(self).__mro__) for attribute, member in vars(cls).items()}
+        return [(options.name or attribute, getattr(self, attribute), options) for attribute, member in members.items()
+                if isinstance(options := getattr(member, "__rlf_tool__", None), ToolOptions)]
 
     def publish(self, server: MCPServer) -> None:
         """Register every tool and its batched form on ``server``."""
@@ -115,16 +113,15 @@ def single_form(name: str, fn: Callable[..., Any], signature: ToolSignature, blo
 
 def publish_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | None = None,
                  description: str | None = None, batch_fn: BatchFn | None = None, blocking: bool = False,
-                 defaults: Mapping[str, Any] | None = None, batched: bool = True) -> None:
-    """Register ``fn`` as tool ``name`` (default: its own name), with its batched form unless ``batched`` is false."""
+                 defaults: Mapping[str, Any] | None = None) -> None:
+    """Register ``fn`` as tool ``name`` (default: its own name), with its batched form."""
     tool_name = name or fn.__name__
     signature = ToolSignature.of(fn, tool_name, defaults or {})
     meta = {wire.EPISODE_STATE: True} if signature.episode is not None else None
     server.add_tool(single_form(tool_name, fn, signature, blocking), name=tool_name,
                     description=description if description is not None else inspect.getdoc(fn), meta=meta,
                     structured_output=False)
-    if batched:
-        publish_batch_form(server, tool_name, invoker(fn, blocking), signature, batch_fn)
+    publish_batch_form(server, tool_name, invoker(fn, blocking), signature, batch_fn)
 
 
 def publish_toolsets(name: str, toolsets: Sequence[Toolset]) -> MCPServer:

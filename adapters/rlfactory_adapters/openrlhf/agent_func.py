@@ -8,7 +8,7 @@ OpenRLHF's own ``MultiTurnAgentExecutor`` runs the loop and keeps the token book
 model's ids as generated (``action_ranges``, rollout log-probabilities), each ``environment_feedback`` tokenised
 on its own and appended (mask 0). This file supplies the agent:
 
-- ``AgentInstance.reset`` leases a fresh env on the process's runtime for the label's env (``env_lease``), resets
+- ``AgentInstance.reset`` leases a fresh env on the process's runtime for the label's env (``alease_env``), resets
   it on the label's task and returns the prompt rendered by the trainer's chat template from the env's first
   messages and tool schemas. OpenRLHF's dataset renders without tools, so the row's prompt is only shown in
   OpenRLHF's logs.
@@ -119,7 +119,7 @@ class AgentExecutor(AgentExecutorBase):
     """OpenRLHF's ``MultiTurnAgentExecutor`` over ``AgentInstance``, one ``SampleRun`` per sample.
 
     OpenRLHF builds it with no arguments, once per vLLM engine, and calls ``execute`` concurrently for every
-    sample; each sample leases a fresh env on the process's runtime for its env (``env_lease``).
+    sample; each sample leases a fresh env on the process's runtime for its env (``alease_env``).
     """
 
     async def execute(self, prompt, label, sampling_params, max_length: int, hf_tokenizer, llm_engine, images=None):

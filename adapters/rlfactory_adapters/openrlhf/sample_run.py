@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rlfactory_adapters.delta_encoder import delta_encoder
-from rlfactory_adapters.env_lease import lease_env
+from rlfactory_adapters.env_lease import alease_env
 from rlfactory_adapters.episode_driver import stop_sequences
 from rlfactory_adapters.openrlhf.delta_tokenizer import DeltaTokenizer
 from rlfactory_adapters.openrlhf.exact_text_engine import ExactTextEngine
@@ -36,7 +36,7 @@ class SampleRun:
         """Lease an env for this sample (one per sample; a second lease returns the first env first)."""
         await self.release()
         stack = contextlib.AsyncExitStack()
-        self.env = await stack.enter_async_context(lease_env(env_id, env_kwargs))
+        self.env = await stack.enter_async_context(alease_env(env_id, env_kwargs))
         self._lease = stack
         self.engine.stop_sequences = stop_sequences(self.env)
         return self.env

@@ -35,7 +35,7 @@ from verl.utils.rollout_trace import rollout_trace_op
 from verl.workers.rollout.replica import TokenOutput
 
 from rlfactory_adapters.chat_prompt import template_kwargs_for
-from rlfactory_adapters.env_lease import lease_env
+from rlfactory_adapters.env_lease import alease_env
 from rlfactory_adapters.episode_driver import EpisodeResult, Generation, merge_stops, run_episode, stop_sequences
 from rlfactory_adapters.verl.row_spec import row_spec
 
@@ -43,8 +43,6 @@ logger = logging.getLogger(__name__)
 logger.setLevel(os.getenv("VERL_LOGGING_LEVEL", "WARN"))
 
 AGENT_NAME = "rlf_agent"
-BASE_REWARD_KEYS = ("score", "answered")
-"""``reward_extra_info`` keys every sample has: the env's reward and 1.0 when the agent gave a final answer."""
 
 
 def _plain(value: Any) -> Any:
@@ -104,7 +102,7 @@ class RlfAgentLoop(AgentLoopBase):
             finish_reason = "length" if output.stop_reason == "length" else None
             return Generation(token_ids=output.token_ids, logprobs=logprobs, finish_reason=finish_reason)
 
-        async with lease_env(spec.env_id, spec.env_kwargs) as env:
+        async with alease_env(spec.env_id, spec.env_kwargs) as env:
             params.update(self._stop_params(sampling_params, stop_sequences(env)))
             result = await run_episode(env, self.tokenizer, generate, task=spec.task,
                                        max_response_tokens=self.response_length,

@@ -131,6 +131,11 @@ class Toolbox:
             finally:
                 thread.stop()
 
+    @property
+    def started(self) -> bool:
+        """Whether its servers are connected (``start``) and not closed since."""
+        return self._started
+
     def __enter__(self) -> Toolbox:
         return self.start()
 

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from rlfactory_adapters.chat_prompt import prompt_text, template_kwargs_for
-from rlfactory_adapters.env_lease import env_lease, lease_env
+from rlfactory_adapters.env_lease import alease_env, lease_env
 from rlfactory_adapters.openrlhf import sample_run
 from rlfactory_adapters.openrlhf.agent_func import AgentExecutor
 from tests.adapters.stop_strings import stop_after
@@ -110,12 +110,12 @@ LEASED: list[Any] = []
 
 @contextlib.asynccontextmanager
 async def recording_lease(env_id: str, env_kwargs: Any = None):
-    async with lease_env(env_id, env_kwargs) as env:
+    async with alease_env(env_id, env_kwargs) as env:
         LEASED.append(env)
         yield env
 
 
-sample_run.lease_env = recording_lease  # the adapter's samples lease through it: the test sees their envs
+sample_run.alease_env = recording_lease  # the adapter's samples lease through it: the test sees their envs
 
 
 class RecordingExecutor(AgentExecutor):
@@ -151,7 +151,7 @@ class Replay:
 def replay(tokenizer, label: str, response_texts: Sequence[str]) -> Replay:
     """Play ``response_texts`` (the exact texts of the generated ids) on an env built from ``label``."""
     data = json.loads(label)
-    with env_lease(data["env_id"], data["env_kwargs"]) as env:
+    with lease_env(data["env_id"], data["env_kwargs"]) as env:
         _, info = env.reset(options={"task": data["task"]})
         prompt = prompt_text(tokenizer, info["messages"], info["tools"], **template_kwargs_for(env))
         first_obs = env.transcript

@@ -25,7 +25,7 @@ from tests.adapters.openrlhf.scripted_rollout import (  # noqa: E402
     tool_call,
 )
 
-AGENT_FUNC = Path(__file__).resolve().parents[3] / "adapters" / "openrlhf" / "agent_func.py"
+AGENT_FUNC = Path(__file__).resolve().parents[3] / "adapters" / "rlfactory_adapters" / "openrlhf" / "agent_func.py"
 
 
 def search_then_answer(row, answer: str | None = None) -> list[str]:

@@ -26,6 +26,7 @@ from tests.conftest import REPO_ROOT, shared_file  # noqa: E402
 from tests.server_process import http_tool_server  # noqa: E402
 
 EXAMPLES = REPO_ROOT / "examples" / "verl"
+AGENT_LOOP_YAML = REPO_ROOT / "adapters" / "rlfactory_adapters" / "verl" / "agent_loop.yaml"
 RECORDER = """#!{python}
 import json, os, sys
 with open({log!r}, "a") as log:
@@ -74,7 +75,7 @@ def check_overrides_and_data(overrides: list[str], data_dir: Path, tmp_path: Pat
     assert rollout.name == "vllm" and rollout.mode == "async" and rollout.n == 8
     assert rollout.multi_turn.enable is True and rollout.calculate_log_probs is True
     assert config.trainer.n_gpus_per_node == 8 and config.trainer.nnodes == 1
-    assert Path(rollout.agent.agent_loop_config_path) == REPO_ROOT / "adapters" / "verl" / "agent_loop.yaml"
+    assert Path(rollout.agent.agent_loop_config_path) == AGENT_LOOP_YAML
     assert config.data.train_files == str(data_dir / "train.parquet")
 
     tokenizer = AutoTokenizer.from_pretrained(str(shared_file("tokenizers/qwen3/tokenizer.json").parent))

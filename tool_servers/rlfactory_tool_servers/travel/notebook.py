@@ -2,7 +2,8 @@
 
 Upstream's ``NotebookWrite[Short Description]`` stores the data of the agent's last search under a short
 description, and the planner reads every entry as ``{index, Short Description, Content}``. Here each episode (the
-request's ``_meta`` names it) holds its own notebook; the store is bounded: at most ``max_entries`` entries per
+request's ``_meta`` names it) holds its own notebook, dropped when the env ends the episode (``close``); the
+store is bounded all the same: at most ``max_entries`` entries per
 episode, descriptions of at most ``max_description_chars`` characters, and at most ``max_episodes`` episodes, the
 least recently used forgotten first. No MCP in here: misuse raises ``NotebookError`` with a message for the model.
 """
@@ -91,6 +92,11 @@ class Notebooks:
                                     "(read it with notebook_read)")
             state.entries.append((description, state.last_result))
             return len(state.entries) - 1
+
+    def close(self, episode: str) -> bool:
+        """Drop ``episode``'s notebook; whether it had one."""
+        with self._lock:
+            return self._books.pop(episode, None) is not None
 
     def entries(self, episode: str) -> list[tuple[str, str]]:
         """``episode``'s entries, ``(description, content)`` in the order written."""

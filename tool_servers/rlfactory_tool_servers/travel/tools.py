@@ -66,6 +66,9 @@ def _date(value: str) -> str:
     return date
 
 
+ENV_TOOLS = ("notebook_close",)
+"""The tools an env calls itself and hides from the model."""
+
 class TravelTools(Toolset):
     """The eight tools over a sandbox, with a notebook per episode."""
 
@@ -150,6 +153,11 @@ class TravelTools(Toolset):
     def notebook_read(self, episode: Episode = DEFAULT_EPISODE) -> str:
         """Read every entry of the Notebook: its index, its Short Description and its Content."""
         return self.notebooks.read(episode)
+
+    @tool
+    def notebook_close(self, episode: Episode = DEFAULT_EPISODE) -> str:
+        """Drop this episode's Notebook (the env calls it when the episode ends)."""
+        return "closed" if self.notebooks.close(episode) else "no notebook"
 
     def _answered(self, episode: str, text: str) -> str:
         self.notebooks.record(episode, text)

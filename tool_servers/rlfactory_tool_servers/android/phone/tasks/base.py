@@ -141,12 +141,6 @@ def titles_match(answer: str, expected: str) -> bool:
     return titles(answer) == titles(expected)
 
 
-def number_matches(answer: str, expected: str) -> bool:
-    """Whether ``answer`` is the number ``expected`` (the only number it holds)."""
-    found = re.findall(r"-?\d+(?:\.\d+)?", answer.replace(",", ""))
-    return len(found) == 1 and float(found[0]) == float(expected)
-
-
 # -- instances -----------------------------------------------------------------------------------------------
 
 def instance_rng(template: TaskTemplate, seed: int, purpose: str) -> random.Random:
