@@ -62,7 +62,6 @@ from rlfactory_reward_models.base import Reward, RewardInput, RewardModel
 
 if TYPE_CHECKING:
     from rlfactory_envs.kernel.chat_format import ChatFormat
-    from rlfactory_envs.kernel.families import Family, FamilyTooling
     from rlfactory_envs.kernel.task_source import TaskSource
 
 __all__ = ["EpisodeOver", "MissingToolWarning", "ToolEnv", "clip_text", "without_lone_surrogates"]
@@ -115,10 +114,12 @@ class ToolEnv(gym.Env[str, str]):
     cannot see (the servers given do not offer them, or ``tools_allowed``/``tools_denied`` hide them)."""
     settings_model: ClassVar[type[EnvSettings]] = EnvSettings
     """The settings this env takes (a family subclasses ``EnvSettings`` with its fields and defaults)."""
-    family: ClassVar[Family | None] = None
-    """The declaration of the family this env belongs to (its tooling: a baseline, hacks, a report), if any."""
-    tooling: ClassVar[FamilyTooling | None] = None
-    """Tooling of this class's own, in place of its family's (a user's env class with hacks of its own, say)."""
+    family: ClassVar[Any] = None
+    """The declaration of the family this env belongs to (a ``kernel.families.Family``: its ids, its tooling),
+    if any."""
+    tooling: ClassVar[Any] = None
+    """Tooling of this class's own (a ``kernel.families.FamilyTooling``: a baseline, hacks, a report), in place of
+    its family's (a user's env class with hacks of its own, say)."""
 
     def __init__(self, runtime: Runtime | None = None, *, render_mode: str | None = None,
                  record_timings: bool = False, **settings: Any):

@@ -16,7 +16,7 @@ import dataclasses
 import os
 import warnings
 from collections.abc import Callable, Hashable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from rlfactory_envs.kernel.chat_format import ChatFormat
 from rlfactory_envs.kernel.errors import ConfigError
@@ -30,9 +30,6 @@ from rlfactory_envs.kernel.task_source import TaskSource, file_version
 from rlfactory_envs.kernel.text_space import UnicodeText
 from rlfactory_envs.kernel.tool_filter import ToolFilter
 from rlfactory_reward_models.base import Reward, RewardInput, RewardModel
-
-if TYPE_CHECKING:
-    from rlfactory_envs.kernel.env import ToolEnv
 
 REWARD_FAILED = "reward model failed"
 """How the reason of a reward that raised or took too long starts."""
@@ -199,20 +196,31 @@ def without_arguments(spec: ToolSpec, names: frozenset[str]) -> ToolSpec:
     return dataclasses.replace(spec, input_schema=schema)
 
 
-def settings_key(env_class: type[ToolEnv], kwargs: Mapping[str, Any]) -> Hashable:
+class EnvClass(Protocol):
+    """What a runtime is built and named from: an env class (``ToolEnv``'s subclasses)."""
+
+    __name__: str
+    settings_model: type[EnvSettings]
+    family: Any
+    """Its ``kernel.families.Family``, or ``None``."""
+
+    def build_runtime(self, settings: EnvSettings, parts: Parts) -> Runtime: ...
+
+
+def settings_key(env_class: EnvClass, kwargs: Mapping[str, Any]) -> Hashable:
     """The runtime key of an env class and its settings as given (with its family's environment variables read):
     equal settings, one runtime."""
     return "runtime", env_class, frozen(given_settings(env_class, kwargs))
 
 
-def given_settings(env_class: type[ToolEnv], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+def given_settings(env_class: EnvClass, kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """``kwargs`` with the data settings left out read from the family's environment variables
     (``Family.env_vars``)."""
     family = env_class.family
     return family.with_env_vars(kwargs) if family is not None else dict(kwargs)
 
 
-def env_label(env_class: type[ToolEnv]) -> str:
+def env_label(env_class: EnvClass) -> str:
     """What a message about ``env_class``'s settings names: its registered ids, or its class name."""
     ids = env_class.family.env_ids(env_class) if env_class.family is not None else []
     return " or ".join(ids) or env_class.__name__
@@ -234,7 +242,7 @@ def frozen(value: Any) -> Hashable:
     return value
 
 
-def runtime_for(env_class: type[ToolEnv], kwargs: Mapping[str, Any]) -> tuple[Hashable, Runtime]:
+def runtime_for(env_class: EnvClass, kwargs: Mapping[str, Any]) -> tuple[Hashable, Runtime]:
     """The runtime of ``env_class`` with settings ``kwargs`` (built by the class the first time), with one more
     holder; the key to give it back with (``SHARED.release``)."""
     key = settings_key(env_class, kwargs)
@@ -254,7 +262,7 @@ def hold_runtime(runtime: Runtime) -> Hashable:
     return runtime.key
 
 
-def make_runtime(env_class: type[ToolEnv], kwargs: Mapping[str, Any], key: Hashable | None = None) -> Runtime:
+def make_runtime(env_class: EnvClass, kwargs: Mapping[str, Any], key: Hashable | None = None) -> Runtime:
     """``env_class.build_runtime`` over the settings ``kwargs`` give; the parts taken are given back if it fails."""
     settings = env_class.settings_model.from_kwargs(given_settings(env_class, kwargs), env_label(env_class))
     parts = Parts()
