@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rlfactory_envs.view.column_store import ColumnStore
-from rlfactory_envs.view.episode_fields import TableRow
+from rlfactory_envs.view.episode_fields import LineFields, StepFields, TaskFields
 
 OUTCOMES = {"earning_examples": "earned", "not_earning_examples": "did not earn", "error_examples": "crashed"}
 """The report's example lists, and the end reason their rows show."""
@@ -57,15 +57,15 @@ class AuditRun:
         return self.examples[row]
 
     def _add(self, hack: dict[str, Any], outcome: str, example: dict[str, Any]) -> None:
+        """One example as a row: its hack in the template column, its outcome as the end reason."""
         reward = example.get("reward")
         parts = example.get("parts") if isinstance(example.get("parts"), dict) else {}
-        row = TableRow(env=self.report["env_id"], task=str(example.get("task_id")),
-                       template=str(hack.get("name")), difficulty="", reason=outcome,
-                       reward=float(reward) if isinstance(reward, (int, float)) else math.nan,
-                       parts={str(k): float(v) for k, v in parts.items() if isinstance(v, (int, float))},
-                       turns=0, tool_calls=0, tool_errors=0, seconds=math.nan, latency_ms=math.nan, step=-1,
-                       call_latencies=[])
-        self.store.add(row, 0, len(self.examples), 0, 0)
+        fields = LineFields(env_id=self.report["env_id"],
+                            reward=float(reward) if isinstance(reward, (int, float)) else math.nan,
+                            task=TaskFields(task_id=str(example.get("task_id")), template=str(hack.get("name"))),
+                            reward_parts={str(k): float(v) for k, v in parts.items() if isinstance(v, (int, float))},
+                            truncated=True, steps=[StepFields(truncation_reason=outcome)])
+        self.store.add(fields, 0, len(self.examples), 0, 0)
         self.examples.append({"audit_example": example, "hack": {k: hack.get(k) for k in (
             "name", "description", "verdict", "rate", "tried", "earned")}, "outcome": outcome,
             "env_id": self.report["env_id"]})

@@ -1,126 +1,141 @@
 """The runs table's columns of one run: a compact, growing store the page sorts and filters.
 
-Rows arrive a line at a time from the indexing thread; every ``CHUNK_ROWS`` they are frozen into numpy arrays, so
-100,000 episodes cost a few megabytes: numbers as float32/int32/int64, repeated strings (env, task id, template,
-difficulty, end reason) as codes into a list of labels. ``payload`` is what ``/api/columns`` sends: the columns
-as lists (NaN as ``null``), the labels, and each reward part's column.
+Decoded lines arrive one at a time from the indexing thread; every ``CHUNK_ROWS`` they are turned, column by
+column, into numpy arrays, so 100,000 episodes cost a few megabytes: numbers as float64/float32/int32/int64,
+repeated strings (env, task id, template, difficulty, end reason) as codes into a list of labels, each reward part
+a float32 column. ``payload`` is what ``/api/columns`` sends: the columns as lists (NaN as ``null``) and the labels.
 """
 
 from __future__ import annotations
 
-import math
 import threading
 from typing import Any
 
 import numpy as np
 
-from rlfactory_envs.view.episode_fields import TableRow
+from rlfactory_envs.view.episode_fields import (LineFields, difficulty_of, end_reason, seconds_of, task_label,
+                                                template_of)
 
 CHUNK_ROWS = 4096
 MAX_PARTS = 32
 """Reward parts a run's table keeps columns for (the first seen); a row's other parts are still on its page."""
 LATENCY_BINS_MS = np.logspace(-1, 6, 29)
 """Edges of the per-call tool latency histogram, 0.1 ms to 1000 s, four bins a decade."""
-
-NUMBER_COLUMNS = {"reward": np.float64, "turns": np.int32, "tool_calls": np.int32, "tool_errors": np.int32,
-                  "seconds": np.float32, "latency_ms": np.float32, "step": np.int64, "src": np.int32,
-                  "line": np.int64, "offset": np.int64, "length": np.int64}
-LABEL_COLUMNS = ("env", "task", "template", "difficulty", "reason")
+LABEL_COLUMNS = {"env": lambda f: f.env_id, "task": task_label, "template": template_of,
+                 "difficulty": difficulty_of, "reason": end_reason}
+NUMBERS = (("src", np.int64), ("line", np.int64), ("offset", np.int64), ("length", np.int64), ("reward", np.float64),
+           ("turns", np.int32), ("tool_calls", np.int32), ("tool_errors", np.int32), ("step", np.int64))
+NULLABLE = ("seconds", "latency_ms")
+"""The numbers of ``ColumnStore.add``'s tuples, in order: those that are never missing, then those that may be."""
+SHOWN = ("reward", "turns", "tool_calls", "tool_errors", "seconds", "latency_ms", "step", "src", "line")
 
 
 class Labels:
-    """Strings as small integer codes: ``code(text)`` gives each distinct text the next code."""
+    """Strings as small integer codes: ``codes(texts)`` gives each distinct text the next code."""
 
     def __init__(self) -> None:
         self.texts: list[str] = []
         self._codes: dict[str, int] = {}
 
-    def code(self, text: str) -> int:
-        found = self._codes.get(text)
-        if found is None:
-            found = self._codes[text] = len(self.texts)
+    def codes(self, texts: list[str]) -> np.ndarray:
+        for text in set(texts) - self._codes.keys():
+            self._codes[text] = len(self.texts)
             self.texts.append(text)
-        return found
+        return np.fromiter((self._codes[t] for t in texts), dtype=np.int32, count=len(texts))
 
 
 class ColumnStore:
-    """The growing columns of a run's table; ``add`` from one writer thread, ``payload``/``column`` from any."""
+    """The growing columns of a run's table; ``add``/``flush`` from one writer thread, the rest from any."""
 
     def __init__(self) -> None:
         self.labels = {name: Labels() for name in LABEL_COLUMNS}
         self.part_names: list[str] = []
         self.latency_counts = np.zeros(len(LATENCY_BINS_MS) + 1, dtype=np.int64)
-        self._pending: dict[str, list[Any]] = self._empty_pending()
+        self._pending: list[tuple[Any, ...]] = []
+        self._latencies: list[float] = []
         self._chunks: list[dict[str, np.ndarray]] = []
         self._lock = threading.Lock()
-        self._frozen: tuple[int, dict[str, np.ndarray]] | None = None
+        self._joined: tuple[int, dict[str, np.ndarray]] | None = None
 
     def __len__(self) -> int:
-        return sum(len(chunk["reward"]) for chunk in self._chunks) + len(self._pending["reward"])
+        with self._lock:
+            return sum(len(chunk["reward"]) for chunk in self._chunks)
 
-    def add(self, row: TableRow, src: int, line: int, offset: int, length: int) -> None:
-        """Append one episode's row, read from line ``line`` (0-based) of source ``src`` at ``offset``."""
-        pending = self._pending
-        for name in LABEL_COLUMNS:
-            pending[name].append(self.labels[name].code(getattr(row, name)))
-        for name, value in (("reward", row.reward), ("turns", row.turns), ("tool_calls", row.tool_calls),
-                            ("tool_errors", row.tool_errors), ("seconds", row.seconds),
-                            ("latency_ms", row.latency_ms), ("step", row.step), ("src", src), ("line", line),
-                            ("offset", offset), ("length", length)):
-            pending[name].append(value)
-        for name in row.parts:
-            if name not in self.part_names and len(self.part_names) < MAX_PARTS:
-                self.part_names.append(name)
-        pending["parts"].append(row.parts)
-        if row.call_latencies:
-            bins = np.searchsorted(LATENCY_BINS_MS, np.asarray(row.call_latencies) * 1000.0)
-            np.add.at(self.latency_counts, bins, 1)
-        if len(pending["reward"]) >= CHUNK_ROWS:
+    def add(self, fields: LineFields, src: int, line: int, offset: int, length: int) -> None:
+        """Append one episode, read from line ``line`` (0-based) of source ``src``, ``length`` bytes at
+        ``offset``. Its values are copied out of ``fields`` at once (plain numbers and strings, which the garbage
+        collector does not track: keeping thousands of decoded lines would make it scan them again and again)."""
+        latencies = fields.tool_latency_s
+        self._latencies.extend(latencies)
+        self._pending.append((src, line, offset, length, fields.reward, fields.turns, fields.tool_calls,
+                              fields.tool_errors, -1 if fields.train_step is None else fields.train_step,
+                              seconds_of(fields) if fields.steps else None,
+                              1000.0 * sum(latencies) / len(latencies) if latencies else None,
+                              *(read(fields) for read in LABEL_COLUMNS.values()), fields.reward_parts))
+        if len(self._pending) >= CHUNK_ROWS:
             self.flush()
 
     def flush(self) -> None:
-        """Freeze the pending rows into a chunk of numpy arrays."""
-        pending = self._pending
-        if not pending["reward"]:
+        """Turn the pending rows into a chunk of columns."""
+        rows, self._pending = self._pending, []
+        if not rows:
             return
-        chunk = {name: np.asarray(pending[name], dtype=dtype) for name, dtype in NUMBER_COLUMNS.items()}
-        chunk.update({name: np.asarray(pending[name], dtype=np.int32) for name in LABEL_COLUMNS})
-        chunk.update({f"part:{name}": np.asarray([p.get(name, math.nan) for p in pending["parts"]], np.float32)
-                      for name in self.part_names})
+        chunk = self._chunk(rows)
         with self._lock:
             self._chunks.append(chunk)
-            self._pending = self._empty_pending()
-            self._frozen = None
 
     def columns(self) -> dict[str, np.ndarray]:
-        """Every frozen row's columns, concatenated (cached until the next chunk)."""
+        """Every flushed row's columns, concatenated (cached until the next chunk)."""
         with self._lock:
-            chunks, frozen = list(self._chunks), self._frozen
-        if frozen is not None and frozen[0] == len(chunks):
-            return frozen[1]
-        names = [*NUMBER_COLUMNS, *LABEL_COLUMNS, *(f"part:{name}" for name in self.part_names)]
-        joined = {name: np.concatenate([_column(chunk, name) for chunk in chunks]) if chunks
-                  else np.zeros(0, dtype=np.float32) for name in names}
+            chunks, joined = list(self._chunks), self._joined
+        if joined is not None and joined[0] == len(chunks):
+            return joined[1]
+        names = [*SHOWN, "offset", "length", *LABEL_COLUMNS, *(f"part:{name}" for name in self.part_names)]
+        together = {name: np.concatenate([_column(chunk, name) for chunk in chunks]) if chunks
+                    else np.zeros(0, dtype=np.float32) for name in names}
         with self._lock:
-            self._frozen = (len(chunks), joined)
-        return joined
+            self._joined = (len(chunks), together)
+        return together
 
     def payload(self) -> dict[str, Any]:
-        """The frozen rows as the page reads them: each column a list, labels as lists of texts."""
+        """The flushed rows as the page reads them: each column a list, labels as lists of texts."""
         columns = self.columns()
-        shown = [name for name in columns if name not in ("offset", "length")]
-        return {"rows": int(len(columns["reward"])),
-                "columns": {name: columns[name].tolist() for name in shown},
-                "labels": {name: list(self.labels[name].texts) for name in LABEL_COLUMNS},
-                "parts": list(self.part_names),
-                "latency_bins_ms": LATENCY_BINS_MS.tolist(), "latency_counts": self.latency_counts.tolist()}
+        shown = [*SHOWN, *LABEL_COLUMNS, *(f"part:{name}" for name in self.part_names)]
+        return {"rows": int(len(columns["reward"])), "columns": {name: columns[name].tolist() for name in shown},
+                "labels": {name: list(labels.texts) for name, labels in self.labels.items()},
+                "parts": list(self.part_names), "latency_bins_ms": LATENCY_BINS_MS.tolist(),
+                "latency_counts": self.latency_counts.tolist()}
 
-    @staticmethod
-    def _empty_pending() -> dict[str, list[Any]]:
-        return {name: [] for name in [*NUMBER_COLUMNS, *LABEL_COLUMNS, "parts"]}
+    def _chunk(self, rows: list[tuple[Any, ...]]) -> dict[str, np.ndarray]:
+        """The columns of ``rows`` (``add``'s tuples), and their tool calls' latencies counted."""
+        n = len(rows)
+        chunk = {name: np.fromiter((row[k] for row in rows), dtype=dtype, count=n)
+                 for k, (name, dtype) in enumerate(NUMBERS)}
+        for k, name in enumerate(NULLABLE, start=len(NUMBERS)):
+            chunk[name] = _floats([row[k] for row in rows])
+        first_label = len(NUMBERS) + len(NULLABLE)
+        for k, name in enumerate(LABEL_COLUMNS, start=first_label):
+            chunk[name] = self.labels[name].codes([row[k] for row in rows])
+        parts = [row[-1] for row in rows]
+        known = set(self.part_names)
+        for name in (name for found in parts if found for name in found):
+            if name not in known and len(known) < MAX_PARTS:
+                known.add(name)
+                self.part_names.append(name)
+        for name in self.part_names:
+            chunk[f"part:{name}"] = _floats([found.get(name) for found in parts]).astype(np.float32)
+        flat = np.asarray(self._latencies, dtype=np.float64) * 1000.0
+        self._latencies = []
+        self.latency_counts += np.bincount(np.searchsorted(LATENCY_BINS_MS, flat), minlength=len(self.latency_counts))
+        return chunk
+
+
+def _floats(values: list[float | None]) -> np.ndarray:
+    """``values`` as float64, ``None`` as NaN."""
+    return np.array(values, dtype=np.float64)
 
 
 def _column(chunk: dict[str, np.ndarray], name: str) -> np.ndarray:
-    """``chunk``'s column ``name``; a part first seen after the chunk was frozen is all NaN there."""
+    """``chunk``'s column ``name``; a part first seen after the chunk was made is all NaN there."""
     found = chunk.get(name)
-    return found if found is not None else np.full(len(chunk["reward"]), math.nan, dtype=np.float32)
+    return found if found is not None else np.full(len(chunk["reward"]), np.nan, dtype=np.float32)

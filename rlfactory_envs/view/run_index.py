@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from rlfactory_envs.view.column_store import ColumnStore
-from rlfactory_envs.view.episode_fields import NotAnEpisode, decode_line, table_row
+from rlfactory_envs.view.episode_fields import NotAnEpisode, decode_line
 
 BLOCK_BYTES = 8 << 20
 MAX_LINE_BYTES = 256 << 20
@@ -139,13 +139,13 @@ class RunIndex:
         if not text or text[0] in WHITESPACE and not bytes(text).strip():
             return
         try:
-            row = table_row(decode_line(text))
+            fields = decode_line(text)
         except msgspec.DecodeError as exc:
             self._bad(src, line, offset, len(text), f"not JSON, or cut short: {exc}")
         except NotAnEpisode as exc:
             self._bad(src, line, offset, len(text), str(exc))
         else:
-            self.store.add(row, src, line, offset, len(text))
+            self.store.add(fields, src, line, offset, len(text))
 
     def _bad(self, src: int, line: int, offset: int, length: int, reason: str) -> None:
         self.bad_count += 1

@@ -17,7 +17,7 @@ import msgspec
 
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.view.audit_run import AuditRun, is_audit_report
-from rlfactory_envs.view.episode_fields import NotAnEpisode, decode_line, table_row
+from rlfactory_envs.view.episode_fields import NotAnEpisode, decode_line
 from rlfactory_envs.view.run_index import RunIndex, read_bytes
 
 HEAD_BYTES = 1 << 20
@@ -63,7 +63,7 @@ def _has_episode(text: bytes) -> bool:
     lines = (line for line in text[:HEAD_BYTES].split(b"\n") if line.strip())
     for line in itertools.islice(lines, HEAD_LINES):
         try:
-            table_row(decode_line(line))
+            decode_line(line)
             return True
         except (msgspec.DecodeError, NotAnEpisode):
             continue

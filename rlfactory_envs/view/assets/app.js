@@ -451,7 +451,9 @@ async function comparePage(where) {
 // -- start, and follow the index while it grows ---------------------------------------------------------------
 async function refreshRuns() {
   const runs = await Source.runs();
-  const grown = runs.filter((r) => state.loaded[r.id] && (r.rows !== state.loaded[r.id].rows || r.complete !== state.loaded[r.id].complete));
+  // A run's columns are fetched again when its index completes (or when none had been indexed yet): not on every
+  // poll, which would make the server serialise a growing table over and over while it indexes.
+  const grown = runs.filter((r) => state.loaded[r.id] && !state.loaded[r.id].complete && (r.complete || !state.loaded[r.id].rows));
   state.runs = runs;
   for (const r of grown) await loadColumns(r.id);
   const where = route();
