@@ -38,7 +38,7 @@ class Labels:
         self._codes: dict[str, int] = {}
 
     def codes(self, texts: list[str]) -> np.ndarray:
-        for text in set(texts) - self._codes.keys():
+        for text in [t for t in dict.fromkeys(texts) if t not in self._codes]:  # in order of first appearance
             self._codes[text] = len(self.texts)
             self.texts.append(text)
         return np.fromiter((self._codes[t] for t in texts), dtype=np.int32, count=len(texts))

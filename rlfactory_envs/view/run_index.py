@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,8 @@ class RunIndex:
         self.complete = False
         self.seconds = 0.0
         self.failure: str | None = None
+        self.on_complete: Callable[[], None] | None = None
+        """Called from the indexing thread once the index is complete (the server encodes the columns then)."""
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -95,6 +98,8 @@ class RunIndex:
             self.store.flush()
             self.seconds = time.perf_counter() - started
             self.complete = True
+            if self.on_complete is not None:
+                self.on_complete()
 
     def _index_source(self, src: int, path: Path) -> None:
         """Every line of ``path``, in blocks; a line running past a block is gathered in ``pending``."""

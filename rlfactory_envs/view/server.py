@@ -56,8 +56,23 @@ def build_app(runs: list[NamedRun], *, token: str | None, loopback: bool) -> Vie
     def api_runs(request: Request) -> Response:
         return json_response([run_meta(i, named) for i, named in enumerate(runs)])
 
+    encoded: dict[int, bytes] = {}  # a complete run's columns, encoded once
+
+    def columns_of(number: int) -> bytes:
+        named = runs[number]
+        if number in encoded:
+            return encoded[number]
+        columns = run_columns(named)
+        payload = msgspec.json.encode(columns)
+        if columns["complete"]:
+            encoded[number] = payload
+        return payload
+
+    for number, named in enumerate(runs):
+        named.run.on_complete = lambda number=number: columns_of(number)
+
     def api_columns(request: Request) -> Response:
-        return json_response(run_columns(runs[run_of(request)]))
+        return Response(columns_of(run_of(request)), media_type="application/json")
 
     def api_episode(request: Request) -> Response:
         named = runs[run_of(request)]

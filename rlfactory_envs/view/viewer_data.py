@@ -4,11 +4,14 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlfactory_envs.env_spec import GENERIC_ENV_ID, is_spec_path, resolve
+from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.registry import FAMILIES
 from rlfactory_envs.view.audit_run import AuditRun
 from rlfactory_envs.view.episode_page import episode_view
@@ -30,8 +33,15 @@ class NamedRun:
     run: Run
 
 
+@functools.lru_cache(maxsize=256)
 def family_of(env_id: str) -> str:
-    """The family of a registered id; ``custom`` for an env spec or an id this install does not know."""
+    """The family of a registered id, or of the id an env spec file names (``generic`` when the file cannot be
+    read); ``custom`` for an id this install does not know."""
+    if is_spec_path(env_id):
+        try:
+            env_id = resolve(env_id).env_id
+        except (ConfigError, OSError, ValueError):
+            return FAMILY_OF[GENERIC_ENV_ID]
     return FAMILY_OF.get(env_id, "custom")
 
 

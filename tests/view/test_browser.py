@@ -52,7 +52,8 @@ def test_table_filters_sorts_pages_and_searches(two_runs):
 
         page.fill("[data-testid=filter-max]", "0")
         page.dispatch_event("[data-testid=filter-max]", "change")
-        page.wait_for_function(f"document.querySelector('[data-testid=count]').innerText.startsWith('{sum(e['reward'] <= 0 for e in episodes)} ')")
+        page.wait_for_function("(n) => document.querySelector('[data-testid=count]')?.innerText.startsWith(n + ' ')",
+                               arg=sum(e["reward"] <= 0 for e in episodes))
         page.fill("[data-testid=filter-max]", "")
         page.dispatch_event("[data-testid=filter-max]", "change")
 

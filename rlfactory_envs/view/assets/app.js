@@ -21,7 +21,6 @@ async function api(path, params) {
 
 const Source = EXPORT ? {
   runs: async () => EXPORT.runs,
-  columns: async (run) => EXPORT.columns[run],
   bad: async (run) => EXPORT.bad[run],
   episode: async (run, row) => EXPORT.episodes[`${run}:${row}`] ||
     {kind: "unreadable", why: "this episode's page is not in the export (it holds the first pages of each run; " +
@@ -34,7 +33,6 @@ const Source = EXPORT ? {
   },
 } : {
   runs: () => api("runs", {}),
-  columns: (run) => api("columns", {run}),
   bad: (run) => api("bad", {run}),
   episode: (run, row) => api("episode", {run, row}),
   search: (run, q) => api("search", {run, q}),
@@ -53,7 +51,7 @@ const engine = (() => {
   const waiting = new Map();
   let next = 0;
   if (worker) {
-    worker.onmessage = (event) => {
+    worker.onmessage = (event) => {  // the worker answers each call, in order or not, by its id
       const {id, result, error} = event.data;
       const pending = waiting.get(id);
       waiting.delete(id);
@@ -63,7 +61,7 @@ const engine = (() => {
   }
   return {
     call(method, ...args) {
-      if (!worker) return Promise.resolve().then(() => Engine[method](...args));
+      if (!worker) return Promise.resolve().then(() => Engine[method](...args));  // may return a promise too
       const id = next++;
       return new Promise((resolve, reject) => { waiting.set(id, {resolve, reject}); worker.postMessage({id, method, args}); });
     },
@@ -83,11 +81,9 @@ function viewOf(run) {
 }
 
 async function loadColumns(run) {
-  const payload = await Source.columns(run);
-  await engine.call("load", run, payload);
-  state.loaded[run] = {rows: payload.rows, complete: payload.complete, labels: payload.labels,
-                       families: [...new Set(payload.families)], parts: payload.parts,
-                       hasSteps: payload.columns.step.some((s) => s >= 0)};
+  state.loaded[run] = EXPORT
+    ? await engine.call("load", run, EXPORT.columns[run])
+    : await engine.call("fetchAndLoad", run, new URL(`api/columns?run=${run}`, location.href).href);
 }
 
 // -- routing --------------------------------------------------------------------------------------------------
@@ -380,7 +376,8 @@ function taskTitle(task, header) {
 function turnView(t) {
   const pr = t.process_reward !== null && t.process_reward !== undefined
     ? ` <span class="badge" data-testid="process-reward" title="${esc(t.process_reward_reason || "")}">process reward ${fmt(t.process_reward)}</span>` : "";
-  const secs = t.seconds !== null && t.seconds !== undefined ? ` <small>${fmt(t.seconds)} s</small>` : "";
+  const secs = t.seconds !== null && t.seconds !== undefined
+    ? ` <small>${t.seconds < 1 ? `${(1000 * t.seconds).toFixed(1)} ms` : `${t.seconds.toFixed(2)} s`}</small>` : "";
   const calls = t.calls.map((c) => {
     const args = c.arguments !== undefined ? esc(JSON.stringify(c.arguments)) : "";
     const badge = c.is_error ? `<span class="badge bad">error</span>` : "";

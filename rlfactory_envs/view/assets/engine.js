@@ -8,6 +8,8 @@ const Engine = (() => {
   const NUMERIC = ["reward", "turns", "tool_calls", "tool_errors", "seconds", "latency_ms", "step", "line", "src"];
   const LABELED = ["env", "task", "template", "difficulty", "reason"];
 
+  // Keep a run's columns (the server's /api/columns payload); returns what the page needs to draw its filters
+  // (every label but the task ids, which may be 100,000).
   function load(run, payload) {
     const c = payload.columns;
     const cols = {};
@@ -17,17 +19,38 @@ const Engine = (() => {
       cols["part:" + part] = Float64Array.from(c["part:" + part] || [], (v) => (v === null ? NaN : v));
     }
     const labels = payload.labels;
-    const ranks = {};
-    for (const name of LABELED) {
-      const order = labels[name].map((_, i) => i).sort((a, b) => compareText(labels[name][a], labels[name][b]));
+    const envFamily = Int32Array.from(labels.env, (_, i) => familyCode(payload, i));
+    runs[run] = {rows: payload.rows, cols, labels, ranks: {}, parts: payload.parts, families: uniqueFamilies(payload),
+                 envFamily, latencyBins: payload.latency_bins_ms, latencyCounts: payload.latency_counts, cache: null};
+    const shown = {};
+    for (const name of LABELED) if (name !== "task") shown[name] = labels[name];
+    return {rows: payload.rows, complete: payload.complete, labels: shown, families: runs[run].families,
+            parts: payload.parts, hasSteps: cols.step.some((s) => s >= 0)};
+  }
+
+  // `load` of the columns at `url` (fetched and parsed here, in the worker, not on the page).
+  async function fetchAndLoad(run, url) {
+    const response = await fetch(url, {credentials: "same-origin"});
+    const body = await response.json();
+    if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+    return load(run, body);
+  }
+
+  // Each label's rank in sorted order, made the first time a table is sorted by that label.
+  function ranksOf(r, name) {
+    if (!r.ranks[name]) {
+      const texts = r.labels[name];
+      const keys = texts.map((t) => (t !== "" && !isNaN(Number(t)) ? Number(t) : null));
+      const order = texts.map((_, i) => i).sort((a, b) => {
+        const ka = keys[a], kb = keys[b];
+        if (ka !== null && kb !== null) return ka - kb;
+        return texts[a] < texts[b] ? -1 : texts[a] > texts[b] ? 1 : 0;
+      });
       const rank = new Int32Array(order.length);
       order.forEach((code, position) => { rank[code] = position; });
-      ranks[name] = rank;
+      r.ranks[name] = rank;
     }
-    const envFamily = Int32Array.from(labels.env, (_, i) => familyCode(payload, i));
-    runs[run] = {rows: payload.rows, cols, labels, ranks, parts: payload.parts, families: uniqueFamilies(payload),
-                 envFamily, latencyBins: payload.latency_bins_ms, latencyCounts: payload.latency_counts, cache: null};
-    return {rows: payload.rows};
+    return r.ranks[name];
   }
 
   function uniqueFamilies(payload) { return [...new Set(payload.families)]; }
@@ -76,8 +99,12 @@ const Engine = (() => {
   function sorted(r, rows, sort) {
     const key = (sort && sort.key) || "line";
     const desc = !!(sort && sort.desc);
+    if (key === "line" && !desc) return rows;  // rows are kept in file order
     let values;
-    if (LABELED.includes(key)) values = Float64Array.from(r.cols[key], (code) => r.ranks[key][code]);
+    if (LABELED.includes(key)) {
+      const rank = ranksOf(r, key);
+      values = Float64Array.from(r.cols[key], (code) => rank[code]);
+    }
     else if (key === "family") values = Float64Array.from(r.cols.env, (code) => r.envFamily[code]);
     else values = r.cols[key] || r.cols.line;
     const order = Array.from(rows);
@@ -241,16 +268,14 @@ const Engine = (() => {
             same: count((t) => t.delta === 0)};
   }
 
-  return {load, query, plots, compare};
+  return {load, fetchAndLoad, query, plots, compare};
 })();
 
 if (typeof WorkerGlobalScope !== "undefined" && self instanceof WorkerGlobalScope) {
   self.onmessage = (event) => {
     const {id, method, args} = event.data;
-    try {
-      self.postMessage({id, result: Engine[method](...args)});
-    } catch (error) {
-      self.postMessage({id, error: String(error && error.stack || error)});
-    }
+    Promise.resolve().then(() => Engine[method](...args)).then(
+      (result) => self.postMessage({id, result}),
+      (error) => self.postMessage({id, error: String((error && error.stack) || error)}));
   };
 }
