@@ -3,11 +3,12 @@
 Decoded lines arrive one at a time from the indexing thread; every ``CHUNK_ROWS`` they are turned, column by
 column, into numpy arrays, so 100,000 episodes cost a few megabytes: numbers as float64/float32/int32/int64,
 repeated strings (env, task id, template, difficulty, end reason) as codes into a list of labels, each reward part
-a float32 column. ``payload`` is what ``/api/columns`` sends: the columns as lists (NaN as ``null``) and the labels.
+a float32 column. ``payload`` is what ``/api/columns`` sends: the columns in binary (base64) and the labels.
 """
 
 from __future__ import annotations
 
+import base64
 import threading
 from typing import Any
 
@@ -98,10 +99,12 @@ class ColumnStore:
         return together
 
     def payload(self) -> dict[str, Any]:
-        """The flushed rows as the page reads them: each column a list, labels as lists of texts."""
+        """The flushed rows as the page reads them: each column little-endian binary in base64 with its type
+        (``f8``, ``f4``, ``i4``: a JavaScript typed array of it is made without parsing numbers), the labels as
+        lists of texts."""
         columns = self.columns()
         shown = [*SHOWN, *LABEL_COLUMNS, *(f"part:{name}" for name in self.part_names)]
-        return {"rows": int(len(columns["reward"])), "columns": {name: columns[name].tolist() for name in shown},
+        return {"rows": int(len(columns["reward"])), "columns": {name: binary(columns[name]) for name in shown},
                 "labels": {name: list(labels.texts) for name, labels in self.labels.items()},
                 "parts": list(self.part_names), "latency_bins_ms": LATENCY_BINS_MS.tolist(),
                 "latency_counts": self.latency_counts.tolist()}
@@ -112,7 +115,7 @@ class ColumnStore:
         chunk = {name: np.fromiter((row[k] for row in rows), dtype=dtype, count=n)
                  for k, (name, dtype) in enumerate(NUMBERS)}
         for k, name in enumerate(NULLABLE, start=len(NUMBERS)):
-            chunk[name] = _floats([row[k] for row in rows])
+            chunk[name] = _floats([row[k] for row in rows]).astype(np.float32)
         first_label = len(NUMBERS) + len(NULLABLE)
         for k, name in enumerate(LABEL_COLUMNS, start=first_label):
             chunk[name] = self.labels[name].codes([row[k] for row in rows])
@@ -128,6 +131,13 @@ class ColumnStore:
         self._latencies = []
         self.latency_counts += np.bincount(np.searchsorted(LATENCY_BINS_MS, flat), minlength=len(self.latency_counts))
         return chunk
+
+
+def binary(column: np.ndarray) -> dict[str, str]:
+    """``column`` as ``{"type", "base64"}``: floats as they are (``f8``/``f4``), integers as ``i4``."""
+    kind = column.dtype.str[1:] if column.dtype.kind == "f" else "i4"
+    data = column.astype(f"<{kind}", copy=False).tobytes()
+    return {"type": kind, "base64": base64.b64encode(data).decode("ascii")}
 
 
 def _floats(values: list[float | None]) -> np.ndarray:

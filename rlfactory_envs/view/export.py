@@ -31,7 +31,7 @@ def export_html(runs: list[NamedRun], out: Path, *, max_episodes: int) -> dict[s
     held = {}
     for number, named in enumerate(runs):
         held[named.name] = 0
-        for row in episode_order(number, columns, max_episodes):
+        for row in episode_order(number, runs, max_episodes):
             page = episode(named, row)
             budget -= len(msgspec.json.encode(page))
             if budget < 0:
@@ -45,19 +45,16 @@ def export_html(runs: list[NamedRun], out: Path, *, max_episodes: int) -> dict[s
     return held
 
 
-def episode_order(number: int, columns: list[dict[str, Any]], limit: int) -> Iterator[int]:
+def episode_order(number: int, runs: list[NamedRun], limit: int) -> Iterator[int]:
     """Run ``number``'s rows to embed, at most ``limit``: one per task whose mean reward differs in another run,
     then the rest in file order."""
-    own = columns[number]
-    tasks = np.asarray(own["columns"]["task"])
-    texts = own["labels"]["task"]
-    first: dict[str, int] = {}
-    for row, code in enumerate(tasks.tolist()):
-        first.setdefault(texts[code], row)
-    means = [task_means(c) for c in columns]
-    differing = [first[t] for t, mean in means[number].items()
-                 if any(t in other and other[t] != mean for i, other in enumerate(means) if i != number)]
-    seen = set()
+    means = [task_means(named) for named in runs]
+    own = runs[number].run.store
+    tasks = own.columns()["task"]
+    first = {own.labels["task"].texts[code]: row for row, code in reversed(list(enumerate(tasks.tolist())))}
+    differing = [first[task] for task, mean in means[number].items()
+                 if any(task in other and other[task] != mean for i, other in enumerate(means) if i != number)]
+    seen: set[int] = set()
     for row in [*differing, *range(len(tasks))]:
         if len(seen) >= limit:
             return
@@ -66,15 +63,15 @@ def episode_order(number: int, columns: list[dict[str, Any]], limit: int) -> Ite
             yield row
 
 
-def task_means(payload: dict[str, Any]) -> dict[str, float]:
-    """Each task's mean reward in a run's columns."""
-    codes = np.asarray(payload["columns"]["task"], dtype=np.int64)
-    rewards = np.asarray(payload["columns"]["reward"], dtype=np.float64)
-    if not len(codes):
-        return {}
-    sums = np.bincount(codes, weights=np.nan_to_num(rewards), minlength=len(payload["labels"]["task"]))
-    counts = np.bincount(codes, minlength=len(payload["labels"]["task"]))
-    return {text: float(sums[i] / counts[i]) for i, text in enumerate(payload["labels"]["task"]) if counts[i]}
+def task_means(named: NamedRun) -> dict[str, float]:
+    """Each task's mean reward in a run."""
+    store = named.run.store
+    columns = store.columns()
+    texts = store.labels["task"].texts
+    codes, rewards = columns["task"].astype(np.int64), np.nan_to_num(columns["reward"])
+    sums = np.bincount(codes, weights=rewards, minlength=len(texts))
+    counts = np.bincount(codes, minlength=len(texts))
+    return {text: float(sums[i] / counts[i]) for i, text in enumerate(texts) if i < len(counts) and counts[i]}
 
 
 def page_with(data: dict[str, Any]) -> str:

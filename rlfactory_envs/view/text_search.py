@@ -19,7 +19,7 @@ import numpy as np
 from rlfactory_envs.view.run_index import RunIndex
 
 LOWER_ASCII = bytes.maketrans(bytes(range(65, 91)), bytes(range(97, 123)))
-SCAN_BYTES = 16 << 20
+SCAN_BYTES = 4 << 20
 MAX_QUERY_CHARS = 256
 CACHED_QUERIES = 16
 

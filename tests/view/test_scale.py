@@ -62,13 +62,13 @@ def test_hundred_thousand_episodes(big_file):
         page.click("[data-testid=sort-reward]")
         page.wait_for_selector("[data-testid=sort-reward]:has-text('▼')")
         sorting = time.perf_counter() - sorting
+        screenshot(page, "hundred-thousand")
         searching = time.perf_counter()
         page.fill("[data-testid=search]", "task-4217")
         page.press("[data-testid=search]", "Enter")
         page.wait_for_selector("[data-testid=search-note]:has-text('episodes hold')", timeout=120_000)
         searching = time.perf_counter() - searching
         found = int(page.inner_text("[data-testid=count]").split()[0].replace(",", ""))
-        screenshot(page, "hundred-thousand")
         peak = view.peak_rss_mb()
     factor = load_factor()
     print(f"\nrlf view, {EPISODES:,} episodes ({big_file.stat().st_size / 2**20:.0f} MB): serving after {serving:.2f} s; "

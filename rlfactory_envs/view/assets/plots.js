@@ -24,10 +24,12 @@ const Plots = (() => {
       `<text class="axis-label" transform="translate(11 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">${esc(ylabel)}</text></svg>`;
   }
 
-  function yAxis(max, scaleY) {
+  // Gridlines and ticks at quarters of `max`; for counts, at whole numbers only.
+  function yAxis(max, scaleY, counts) {
     let out = "";
-    for (let k = 0; k <= 4; k++) {
-      const v = (max * k) / 4, y = scaleY(v);
+    const ticks = counts ? [...new Set([0, 1, 2, 3, 4].map((k) => Math.round((max * k) / 4)))] : [0, 1, 2, 3, 4].map((k) => (max * k) / 4);
+    for (const v of ticks) {
+      const y = scaleY(v);
       out += `<line class="grid" x1="${M.left}" x2="${W - M.right}" y1="${y}" y2="${y}"/>` +
         `<text class="tick" x="${M.left - 4}" y="${y + 3}" text-anchor="end">${esc(fmt(v))}</text>`;
     }
@@ -46,7 +48,7 @@ const Plots = (() => {
     const plotW = W - M.left - M.right, plotH = H - M.top - M.bottom;
     const bw = plotW / counts.length;
     const scaleY = (v) => M.top + plotH - (v / max) * plotH;
-    let body = yAxis(max, scaleY);
+    let body = yAxis(max, scaleY, true);
     counts.forEach((c, k) => {
       const lo = opts.edgeLabel ? opts.edgeLabel(hist.edges, k) : `${fmt(hist.edges[k])}–${fmt(hist.edges[k + 1])}`;
       body += `<rect class="bar" x="${M.left + k * bw + 0.5}" y="${scaleY(c)}" width="${Math.max(1, bw - 1)}" height="${M.top + plotH - scaleY(c)}">` +
