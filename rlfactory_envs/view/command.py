@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
-import sys
 import time
 from pathlib import Path
 

@@ -4,8 +4,8 @@ A line of ``rlf rollout --out`` (``rollout.runner.EpisodeRecord``) or of the tra
 one JSON object; the table needs a dozen of its small fields, while its bulk (the messages, the transcript) is only
 read when the episode is opened. ``msgspec`` decodes a line into ``LineFields``, checking each field's type, and
 skips every other field without making Python objects of it: that is what lets a 100,000-episode file be indexed
-in seconds. (The structs are not tracked by the garbage collector: a line's values are copied out at once.) A line that is not JSON, or whose ``env_id`` or ``reward`` is missing or of the wrong type, is not an
-episode record.
+in seconds (the structs are not tracked by the garbage collector: a line's values are copied out at once). A line
+that is not JSON, or whose ``env_id`` or ``reward`` is missing or of the wrong type, is not an episode record.
 
 Fields written by later versions (``reward_reason``, ``format_version``, ``train_step``) are read when present.
 """

@@ -75,7 +75,8 @@ def task_means(named: NamedRun) -> dict[str, float]:
 
 
 def page_with(data: dict[str, Any]) -> str:
-    """The page with its style, scripts and ``data`` inline (``<`` escaped in the data, so no text in it closes its script early)."""
+    """The page with its style, scripts and ``data`` inline (``<`` escaped in the data, so no text in it closes its
+    script early)."""
     html = asset_text("index.html")
     html = html.replace('<link rel="stylesheet" href="assets/app.css">', f"<style>{asset_text('app.css')}</style>")
     payload = msgspec.json.encode(data).decode().replace("<", "\\u003c")

@@ -43,7 +43,8 @@ def test_bad_lines_are_reported_and_skipped(tmp_path):
     good = [json.dumps(episode(f"t{i}", float(i % 2))) for i in range(3)]
     path = write_lines(tmp_path / "run.jsonl", [
         good[0], "", "not json at all", good[1], "[1, 2]", json.dumps({"env_id": "x"}),
-        json.dumps(episode("t9", 1.0, turns=-1)), json.dumps({**episode("t8", 1.0), "reward": "1"}), good[2], good[0][:80]])
+        json.dumps(episode("t9", 1.0, turns=-1)), json.dumps({**episode("t8", 1.0), "reward": "1"}), good[2],
+        good[0][:80]])
     run = indexed(path)
     columns = run.store.columns()
     assert [run.store.labels["task"].texts[c] for c in columns["task"]] == ["t0", "t1", "t2"]

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from tests.view.conftest import records
-from tests.view.viewer import chromium, open_page, screenshot, viewer
+from tests.view.viewer import chromium, screenshot, viewer
 
 pytestmark = pytest.mark.integration
 EPISODES = 100_000
@@ -71,7 +71,8 @@ def test_hundred_thousand_episodes(big_file):
         found = int(page.inner_text("[data-testid=count]").split()[0].replace(",", ""))
         peak = view.peak_rss_mb()
     factor = load_factor()
-    print(f"\nrlf view, {EPISODES:,} episodes ({big_file.stat().st_size / 2**20:.0f} MB): serving after {serving:.2f} s; "
+    size = big_file.stat().st_size / 2**20
+    print(f"\nrlf view, {EPISODES:,} episodes ({size:.0f} MB): serving after {serving:.2f} s; "
           f"first rows {first_render:.2f} s after opening the page; all indexed and shown after {everything:.2f} s; "
           f"sort {sorting:.2f} s; search {searching:.2f} s; server RSS {indexed_rss:.0f} MB indexed, peak "
           f"{peak:.0f} MB; load factor {factor:.1f}")

@@ -81,8 +81,9 @@ def chromium() -> Iterator[object]:
         pytest.skip(f"no Chromium at {CHROMIUM}: install Debian's chromium package (apt-get install -y chromium), "
                     "as .ci/run does")
     with tempfile.TemporaryDirectory(prefix="rlf-view-profile-") as profile, sync_api.sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True,
-                                                                args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 900})
+        context = playwright.chromium.launch_persistent_context(
+            profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+            viewport={"width": 1400, "height": 900})
         try:
             yield context
         finally:
