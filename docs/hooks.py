@@ -12,7 +12,7 @@ from pathlib import Path
 
 from mkdocs.structure.files import File, Files
 
-LINK = re.compile(r"(\]\()([^)\s#]+\.md)((?:#[^)\s]*)?\))")
+LINK = re.compile(r"(\]\()([^)\s#]+\.(?:md|png))((?:#[^)\s]*)?\))")
 QUICKSTART = "quickstart.md"
 
 
@@ -43,7 +43,7 @@ def on_files(files: Files, config) -> Files:
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    """Rewrite each link to a .md file of the repository to the place of that page in the site."""
+    """Rewrite each link to a .md file (or a .png picture) of the repository to its place in the site."""
     sites = outside_pages(config)
     sources = {site: repo for repo, site in sites.items()}
     here = sources.get(page.file.src_uri, f"docs/{page.file.src_uri}")

@@ -22,6 +22,7 @@ from rlfactory_envs.kernel.families import FamilyCommand, discover_servers, tool
 from rlfactory_envs.registry import ENVIRONMENTS, FAMILIES
 from rlfactory_envs.rollout.policy import OpenAIChatPolicy
 from rlfactory_envs.rollout.runner import run_rollouts
+from rlfactory_envs.view.command import COMMAND as VIEW
 
 SERVER_PACKAGE = "rlfactory_tool_servers"
 REWARD_SERVER = "rlfactory_adapters.reward_server"
@@ -183,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("bench", help="run the benchmarks (extra arguments go to the benchmark, see `rlf bench -h`)",
                    add_help=False)
-    for command in family_commands().values():
+    for command in [VIEW, *family_commands().values()]:
         command.add_arguments(sub.add_parser(command.name, parents=[debug], help=command.help))
     ls = sub.add_parser("list", parents=[debug], help="list the registered environment ids (and what given env specs resolve to)")
     ls.add_argument("specs", nargs="*", help="env spec files to check and show")
@@ -200,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         return bench(rest)
     if rest:
         parser.error(f"unrecognised arguments: {' '.join(rest)}")
-    commands = {**COMMANDS, **{name: command.run for name, command in family_commands().items()}}
+    commands = {**COMMANDS, VIEW.name: VIEW.run, **{name: command.run for name, command in family_commands().items()}}
     return run_command(f"rlf {args.command}", lambda: commands[args.command](args), debug=args.debug)
 
 

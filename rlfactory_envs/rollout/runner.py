@@ -21,6 +21,7 @@ from rlfactory_envs.env_spec import make_env
 from rlfactory_envs.kernel.batch import EnvBatch
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.rollout.policy import EndpointPolicy, Policy, PolicyError
+from rlfactory_envs.rollout.step_details import step_details
 from rlfactory_envs.kernel.families import tooling_of
 
 
@@ -50,6 +51,8 @@ class EpisodeRecord:
     error: str | None = None
     reward_info: dict[str, Any] = field(default_factory=dict)
     failed_tool_calls: int = 0
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    """Each step's tool calls, latencies, errors and process reward (``rollout.step_details``)."""
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, ensure_ascii=False)
@@ -156,6 +159,7 @@ async def run_episodes(env_id: str, envs: list[ToolEnv], seeds: list[int], polic
             record.tool_errors += sum(r["is_error"] for r in executed)
             record.tool_latency_s += info.get("tool_latency_s", [])
             record.reward += reward
+            record.steps.append(step_details(info))
             if terminated or truncated:
                 record.terminated, record.truncated, record.answer = terminated, truncated, info.get("answer")
                 record.reward_parts = info.get("reward_parts", {})

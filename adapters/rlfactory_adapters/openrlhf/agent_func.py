@@ -24,6 +24,8 @@ on its own and appended (mask 0). This file supplies the agent:
 - ``AgentExecutor`` binds each instance to its sample (tokenizer, budget, engine) and gives the env back when the
   sample ends, however it ends. The executor tokenises through ``DeltaTokenizer``: the same ids as
   the trainer's tokenizer, each observation tokenised once (tiktoken where provably equal).
+- With ``RLF_TRAJECTORY_DIR`` set, every Nth episode is also written for ``rlf view``
+  (``rlfactory_adapters.trajectory_log``; OpenRLHF tells the agent no training step).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from openrlhf.utils.agent import AgentExecutorBase, AgentInstanceBase, MultiTurn
 from rlfactory_adapters.chat_prompt import prompt_text, template_kwargs_for
 from rlfactory_adapters.episode_label import EpisodeLabel
 from rlfactory_adapters.openrlhf.sample_run import SampleRun
+from rlfactory_adapters.trajectory_log import log_episode
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +100,9 @@ class AgentInstance(AgentInstanceBase):
         done = bool(terminated or truncated)
         self.reward += float(reward)
         if done:
+            log_episode(env, self.run.env_id, reward=self.reward, terminated=bool(terminated),
+                        truncated=bool(truncated), answer=None if env_error else info.get("answer"), step=None,
+                        trainer="openrlhf")
             await self.run.release()
         return {
             "rewards": torch.tensor(float(reward)),

@@ -30,6 +30,7 @@ class SampleRun:
         self.engine = ExactTextEngine(engine, tokenizer)
         self.delta_tokenizer = DeltaTokenizer(tokenizer, delta_encoder(tokenizer))
         self.env: ToolEnv | None = None
+        self.env_id = ""
         self._lease: contextlib.AsyncExitStack | None = None
 
     async def lease(self, env_id: str, env_kwargs: Mapping[str, Any]) -> ToolEnv:
@@ -37,6 +38,7 @@ class SampleRun:
         await self.release()
         stack = contextlib.AsyncExitStack()
         self.env = await stack.enter_async_context(alease_env(env_id, env_kwargs))
+        self.env_id = env_id
         self._lease = stack
         self.engine.stop_sequences = stop_sequences(self.env)
         return self.env

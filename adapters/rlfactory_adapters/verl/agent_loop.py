@@ -18,7 +18,8 @@ process rewards (``process_reward=``), each turn's as ``turn_scores``.
 Loop config (``agent_loop.yaml``; hydra passes its keys to ``__init__``): ``env_id`` (default for rows without
 one), ``env_kwargs`` (override the rows' kwargs, e.g. tool-server URLs of this deployment) and ``reward_parts``
 (the reward parts logged as ``reward_extra_info``: verl needs the same keys on every sample, so missing parts
-are 0.0).
+are 0.0). With ``RLF_TRAJECTORY_DIR`` set, every Nth training step's episodes are also written for ``rlf view``
+(``rlfactory_adapters.trajectory_log``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from verl.workers.rollout.replica import TokenOutput
 from rlfactory_adapters.chat_prompt import template_kwargs_for
 from rlfactory_adapters.env_lease import alease_env
 from rlfactory_adapters.episode_driver import EpisodeResult, Generation, merge_stops, run_episode, stop_sequences
+from rlfactory_adapters.trajectory_log import log_episode
 from rlfactory_adapters.verl.row_spec import row_spec
 
 logger = logging.getLogger(__name__)
@@ -108,6 +110,9 @@ class RlfAgentLoop(AgentLoopBase):
                                        max_response_tokens=self.response_length,
                                        max_prompt_tokens=self.prompt_length,
                                        template_kwargs=self._template_kwargs(env))
+            log_episode(env, spec.env_id, reward=result.reward, terminated=result.terminated,
+                        truncated=result.truncated, answer=result.answer,
+                        step=generation_fields.get("max_global_steps"), trainer="verl")
         return self._output(result, spec.env_id, want_logprobs, generation_fields, num_preempted[0])
 
     def _stop_params(self, sampling_params: Mapping[str, Any], stops: Sequence[str]) -> dict[str, Any]:
