@@ -89,6 +89,10 @@ class EnvSettings(SettingGroup):
     enable_thinking: bool = True
     """Whether a chat format with a thinking mode (Qwen3's) lets the model think; ``False`` adds the empty think
     block the model expects instead."""
+    repair_tool_calls: bool = False
+    """Whether a tool call the chat format's reference parser would reject (single quotes, a trailing comma, a
+    truncated object) is mended and run; each one is reported in ``info["parse_errors"]`` as a format error. Off: a
+    policy learns calls the serving stack reads."""
 
     @classmethod
     def flat_types(cls) -> dict[str, Any]:

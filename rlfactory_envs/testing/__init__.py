@@ -25,7 +25,11 @@ Options (the fields of ``EnvSemantics``, declared by ``SemanticsOptions``): ``en
 ``actions`` (a hypothesis strategy of responses to mix into ``actions_for(env)``), ``idle_action`` (a response
 that neither answers nor ends, default ``"I am still thinking."``), ``sparse_reward`` (default true: the reward
 is 0.0 before the last step), ``deterministic_tools`` (default true: the same seed and actions replay the same
-trajectory), ``check_step(env, action, result)`` (env-specific assertions on every step), ``timing_keys``.
+trajectory), ``check_step(env, action, result)`` (env-specific assertions on every step), ``timing_keys``,
+``call_tools`` (which tools the generated calls reach: ``"safe"``, the default, those whose MCP annotations say
+they change nothing outside their server (``readOnlyHint``, or ``destructiveHint: false`` with ``openWorldHint:
+false``); ``"all"``; or a list of names), ``quiet_servers`` (default true: the stdio servers' logs are not shown),
+``database`` (hypothesis' example database; default none, so nothing is written into the current folder).
 
 The properties (``PROPERTIES``, each documented on its function in ``rlfactory_envs.testing.properties``):
 
