@@ -52,11 +52,15 @@ in CI), with ``deadline=None``. Run the checks from synchronous code (the batch 
 loops), on an env without ``record_timings=True`` (Gymnasium's ``check_env`` compares a step's whole ``info``).
 """
 
-from rlfactory_envs.testing.actions import actions_for
-from rlfactory_envs.testing.env_ref import EnvRef
-from rlfactory_envs.testing.options import SemanticsOptions, StepCheck
-from rlfactory_envs.testing.properties import PROPERTIES
-from rlfactory_envs.testing.semantics import EnvSemantics, check_env_semantics, semantics_test_class
+from rlfactory_envs.kernel.errors import require_extra
+
+require_extra("hypothesis", "testing", "rlfactory_envs.testing")
+
+from rlfactory_envs.testing.actions import actions_for  # noqa: E402 - after the check that names the extra
+from rlfactory_envs.testing.env_ref import EnvRef  # noqa: E402
+from rlfactory_envs.testing.options import SemanticsOptions, StepCheck  # noqa: E402
+from rlfactory_envs.testing.properties import PROPERTIES  # noqa: E402
+from rlfactory_envs.testing.semantics import EnvSemantics, check_env_semantics, semantics_test_class  # noqa: E402
 
 __all__ = ["PROPERTIES", "EnvRef", "EnvSemantics", "SemanticsOptions", "StepCheck", "actions_for",
            "check_env_semantics", "semantics_test_class"]
