@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,35 +36,7 @@ adapters)."""
 def rollout(args: argparse.Namespace) -> int:
     """Run the episodes; 1 when some failed for a reason outside the model (the summary names it), else 0."""
     kwargs = env_kwargs_from_options(args.env_id, args.set, args.env_kwargs)  # a bad setting fails before any output is opened
-    args.policy = args.policy or ("replay" if args.replay else "scripted")
-    if args.policy == "openai":
-        if not args.model:
-            raise ConfigError("--policy openai needs --model (the served model name)")
-        extra = json_object("--extra-body", args.extra_body, example='{"top_p": 0.95}')
-        if args.repeat > 1 and args.temperature == 0:
-            warnings.warn(f"--repeat {args.repeat} at --temperature 0 samples each task {args.repeat} times the same "
-                          "way; pass --temperature 1.0 (or your sampling temperature) for pass@k", stacklevel=1)
-
-        def factory(env: Any) -> Any:
-            return OpenAIChatPolicy(args.base_url, args.model, api_key=args.api_key, temperature=args.temperature,
-                                    max_tokens=args.max_tokens, extra_body=extra)
-
-    elif args.policy == "reference":
-        def factory(env: Any) -> Any:
-            return ReferencePolicy()
-
-    elif args.policy == "replay":
-        if not args.replay:
-            raise ConfigError("--policy replay needs --replay FILE (a trajectory file, or task_id/responses lines)")
-        replayed = ReplayPolicy(args.replay)
-
-        def factory(env: Any) -> Any:
-            return replayed
-
-    else:
-        def factory(env: Any) -> Any:
-            return tooling_of(env).baseline_policy(env)
-
+    factory = policy_factory(args)
     out_path = Path(args.out) if args.out else None
     if out_path is not None:
         out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -85,6 +58,36 @@ def rollout(args: argparse.Namespace) -> int:
               f"(see 'failed because' above)", file=sys.stderr)
         return 1
     return 0
+
+
+def policy_factory(args: argparse.Namespace) -> Callable[[Any], Any]:
+    """A factory of the policy ``--policy`` names (default: ``replay`` with ``--replay``, else ``scripted``), given
+    the rollout's first env; ``ConfigError`` for an option it lacks."""
+    policy = args.policy or ("replay" if args.replay else "scripted")
+    if args.replay and policy != "replay":
+        raise ConfigError(f"--replay goes with --policy replay, not --policy {policy}")
+    if policy == "openai":
+        return openai_factory(args)
+    if policy == "reference":
+        return lambda env: ReferencePolicy()
+    if policy == "replay":
+        if not args.replay:
+            raise ConfigError("--policy replay needs --replay FILE (a trajectory file, or task_id/responses lines)")
+        replayed = ReplayPolicy(args.replay)
+        return lambda env: replayed
+    return lambda env: tooling_of(env).baseline_policy(env)
+
+
+def openai_factory(args: argparse.Namespace) -> Callable[[Any], Any]:
+    """``--policy openai``'s factory, its options checked."""
+    if not args.model:
+        raise ConfigError("--policy openai needs --model (the served model name)")
+    extra = json_object("--extra-body", args.extra_body, example='{"top_p": 0.95}')
+    if args.repeat > 1 and args.temperature == 0:
+        warnings.warn(f"--repeat {args.repeat} at --temperature 0 samples each task {args.repeat} times the same way; "
+                      "pass --temperature 1.0 (or your sampling temperature) for pass@k", stacklevel=1)
+    return lambda env: OpenAIChatPolicy(args.base_url, args.model, api_key=args.api_key, temperature=args.temperature,
+                                        max_tokens=args.max_tokens, extra_body=extra)
 
 
 def audit(args: argparse.Namespace) -> int:
