@@ -13,7 +13,6 @@ docs.
 from __future__ import annotations
 
 import difflib
-import functools
 import os
 import types
 import typing
@@ -184,24 +183,31 @@ def type_name(annotation: Any) -> str:
 
 
 def shape_problem(annotation: Any, value: Any) -> str | None:
-    """Why pydantic refuses ``value`` for ``annotation`` (its first error), or ``None`` when it takes it or cannot
-    check that type."""
-    adapter = _adapter(annotation)
-    if adapter is None:
+    """Why ``value`` is of no kind ``annotation`` allows (a number where a list goes, a string where a list of names
+    goes), or ``None`` when one of them fits: what is inside is the family's to check, with its own words."""
+    members = typing.get_args(annotation) if _is_union(annotation) else (annotation,)
+    if any(_fits(member, value) for member in members):
         return None
-    try:
-        adapter.validate_python(value)
-    except pydantic.ValidationError as exc:
-        return exc.errors()[0]["msg"]
-    return None
+    return f"got {type(value).__name__}"
 
 
-@functools.lru_cache(maxsize=256)
-def _adapter(annotation: Any) -> pydantic.TypeAdapter[Any] | None:
-    try:
-        return pydantic.TypeAdapter(annotation, config=ConfigDict(arbitrary_types_allowed=True))
-    except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError):
-        return None
+def _fits(member: Any, value: Any) -> bool:
+    if member is Any:
+        return True
+    if member is type(None):
+        return value is None
+    origin = typing.get_origin(member) or member
+    if origin is typing.Literal:
+        return value in typing.get_args(member)
+    if not isinstance(origin, type):  # Any, a type variable, an annotated type: it cannot be told here
+        return True
+    if isinstance(value, str) and origin is not str and origin in (Sequence, Collection):
+        return False  # a string is a sequence of characters, never the list of names meant
+    return isinstance(value, origin)
+
+
+def _is_union(annotation: Any) -> bool:
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType)
 
 
 PLAIN_TYPES = (int, float, bool, str, type(None))
