@@ -31,9 +31,10 @@ def test_the_testing_library_names_its_extra():
 
 
 def test_prepare_data_with_a_tokenizer_names_the_adapters_extra(tmp_path):
-    result = python_without({"transformers"}, "from rlfactory_adapters.prepare_data import main; raise SystemExit(main(["
-                            f"'--trainer', 'openrlhf', '--env', 'rlf/Search-NQ-v0', '--out', '{tmp_path / 'x.jsonl'}', "
-                            "'--limit', '1', '--tokenizer', 'Qwen/Qwen3-4B']))")
+    argv = ["--trainer", "openrlhf", "--env", "rlf/Search-NQ-v0", "--out", str(tmp_path / "x.jsonl"), "--limit", "1",
+            "--tokenizer", "Qwen/Qwen3-4B"]
+    result = python_without({"transformers"}, f"from rlfactory_adapters.prepare_data import main; "
+                                              f"raise SystemExit(main({argv!r}))")
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         "python -m rlfactory_adapters.prepare_data: error: --tokenizer needs transformers, which is not installed: "

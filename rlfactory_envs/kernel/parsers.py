@@ -27,6 +27,7 @@ from rlfactory_reward_models.lenient_json import UNREADABLE, load_json_leniently
 
 DEFAULT_MAX_TOOL_CALLS = 8
 _THINK_END = "</think>"
+_END_OF_TURN = "<|im_end|>"  # a trainer's decoded response may end with it; a serving stack strips it before parsing
 
 
 class ActionParser(Protocol):
@@ -95,7 +96,8 @@ class HermesToolCallParser:
         return not self.repair
 
     def parse(self, response: str) -> ParsedAction:
-        text = strip_reasoning(response)
+        text = strip_reasoning(response).rstrip()
+        text = text[: -len(_END_OF_TURN)] if text.endswith(_END_OF_TURN) else text
         action = ParsedAction()
         answer = first_tagged(text, self.answer_tag)
         first_call = text.find("<tool_call>")

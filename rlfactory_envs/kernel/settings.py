@@ -199,7 +199,7 @@ def _fits(member: Any, value: Any) -> bool:
     origin = typing.get_origin(member) or member
     if origin is typing.Literal:
         return value in typing.get_args(member)
-    if not isinstance(origin, type):  # Any, a type variable, an annotated type: it cannot be told here
+    if not isinstance(origin, type):  # a type variable, a new type, an annotated type: it cannot be told here
         return True
     if isinstance(value, str) and origin is not str and origin in (Sequence, Collection):
         return False  # a string is a sequence of characters, never the list of names meant

@@ -1,5 +1,5 @@
-"""What tooling needs of the NL2SQL family: its baseline (explore, then play the gold query), its reward hacks and the reference
-answer (the gold query), its semantics-test options."""
+"""What tooling needs of the NL2SQL family: its scripted policy (explore, then play the gold query), its reward hacks
+and the reference answer (the gold query), its semantics-test options."""
 
 from __future__ import annotations
 

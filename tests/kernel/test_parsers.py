@@ -60,7 +60,8 @@ def test_asked_to_repair_it_runs_the_call_and_reports_it_as_a_format_error():
 def test_one_unreadable_call_keeps_every_call_of_the_response_from_running():
     action = hermes.parse(block('{"name": "a", "arguments": {}}') + block("{'name': 'b'}"))
     assert action.tool_calls == []
-    assert action.errors[0].startswith("Tool call 2 could not be read") and "None of the 2 tool calls" in action.errors[1]
+    assert action.errors[0].startswith("Tool call 2 could not be read")
+    assert "None of the 2 tool calls" in action.errors[1]
 
 
 def test_unreadable_blocks_become_errors_not_exceptions():
@@ -74,6 +75,8 @@ def test_unreadable_blocks_become_errors_not_exceptions():
 def test_unclosed_block_at_the_end_is_still_read():
     action = hermes.parse('<tool_call>\n{"name": "search", "arguments": {"query": "q"}}')
     assert action.tool_calls[0].arguments == {"query": "q"}
+    ended = hermes.parse('<tool_call>\n{"name": "search", "arguments": {"query": "q"}}<|im_end|>\n')
+    assert ended.tool_calls[0].arguments == {"query": "q"} and ended.errors == []
 
 
 def test_cap_on_calls_per_response_is_reported():

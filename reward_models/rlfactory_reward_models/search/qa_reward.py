@@ -39,8 +39,8 @@ class QAExactMatchReward(RewardModelBase):
     reason ``"no final answer"`` — Search-R1's ``compute_score_em(..., format_score=...)``. ``parts`` always holds
     ``exact_match``, ``f1`` and ``substring_match`` of the answer against the golden answers, and ``format``
     (1.0 when an answer was given); ``info["answer_match"]`` the normalised answer and the normalised golden answers
-    it was compared with, and a wrong answer's ``reason`` says the same in words. Odd answers (empty, huge, any unicode) are scored, never raised on; a task
-    without ``golden_answers`` is a ``TypeError``. A task whose every golden answer normalises to ``""`` is
+    it was compared with, and a wrong answer's ``reason`` says the same in words. Odd answers (empty, huge, any
+    unicode) are scored, never raised on; a task without ``golden_answers`` is a ``TypeError``. A task whose every golden answer normalises to ``""`` is
     unscored: 0.0 whatever the answer, with the reason (Search-R1 pays ``.`` or ``the`` there).
     """
 
@@ -71,7 +71,8 @@ class QAExactMatchReward(RewardModelBase):
             "format": 1.0,
         }
         normalized, targets = normalize_answer(answer), scorable_answers(golden)
-        info = {"answer_match": {"normalized_answer": normalized[:_SHOWN_CHARS], "normalized_golden": [t[:_SHOWN_CHARS] for t in targets[:10]]}}
+        info = {"answer_match": {"normalized_answer": normalized[:_SHOWN_CHARS],
+                                 "normalized_golden": [target[:_SHOWN_CHARS] for target in targets[:10]]}}
         reason = None if em else (f"no exact match: the answer normalises to {_shown([normalized])}, the golden "
                                   f"answers to {_shown(targets)}")
         return Reward(value=1.0 if em else self.format_score, parts=parts, reason=reason, info=info)

@@ -7,8 +7,8 @@ sync one runs in a worker thread, so a slow tool never stalls the server's other
 answers with an error result naming the tool, the exception's type and its message (``Error executing tool convert:
 ValueError: cannot convert mass to length``), which the model reads, and the server logs nothing for it: the
 function is the user's, and its reasons are meant for the model (an ``MCPServer`` of one's own shows the model only
-``Error executing tool convert`` unless the tool raises the SDK's ``ToolError``). A parameter annotated ``toolset.Episode`` receives the
-episode the call belongs to (from the request's ``_meta``), so a function can keep state per episode.
+``Error executing tool convert`` unless the tool raises the SDK's ``ToolError``). A parameter annotated
+``toolset.Episode`` receives the episode the call belongs to (from the request's ``_meta``), so a function can keep state per episode.
 
 Functions that cannot be imported by name (a lambda, a closure, one defined in a notebook) are served in-process
 only: ``local_ref(fn)`` registers ``fn`` in this process and returns the ``"local:..."`` reference to pass instead.
