@@ -225,14 +225,15 @@ def bench_env_overhead(context: BenchContext) -> tuple[list[dict[str, Any]], lis
 # -- 3. scripted rollout -------------------------------------------------------------------------------------
 
 def rollout_row(n: int, batch_size: int, repeats: int) -> dict[str, Any]:
-    """``rollout_scripted``: ``n`` episodes of the search family's baseline policy, ``batch_size`` at a time."""
+    """``rollout_scripted``: ``n`` episodes of the search family's baseline policy, ``batch_size`` at a time, their
+    tasks drawn at random (more episodes than the sample has tasks)."""
     from rlfactory_envs.rollout.runner import run_rollouts
 
     timing, summaries = Timing(), []
     for _ in range(repeats):
         with timing.measure():
             summary, _ = asyncio.run(run_rollouts("rlf/Search-NQ-v0", lambda env: tooling_of(env).baseline_policy(env),
-                                                  n=n, batch_size=batch_size, progress=False))
+                                                  n=n, order="random", batch_size=batch_size, progress=False))
         summaries.append(summary.__dict__)
     return row("rollout_scripted", n, timing, "episodes/s", n / statistics.median(timing.walls),
                mean_reward=statistics.median(s["mean_reward"] for s in summaries), batch_size=batch_size,

@@ -11,17 +11,21 @@ import importlib
 import json
 import subprocess
 import sys
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rlfactory_envs.command_errors import DEBUG_HELP, run_command
 from rlfactory_envs.command_options import env_kwargs_from_options, json_object, positive_int, unit_interval
-from rlfactory_envs.env_spec import resolve
+from rlfactory_envs.env_spec import make_env, resolve
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.families import FamilyCommand, discover_servers, tooling_of
 from rlfactory_envs.registry import ENVIRONMENTS, FAMILIES
+from rlfactory_envs.rollout.model_free import ReferencePolicy, ReplayPolicy
 from rlfactory_envs.rollout.policy import OpenAIChatPolicy
 from rlfactory_envs.rollout.runner import run_rollouts
+from rlfactory_envs.rollout.task_plan import TASK_ORDERS
 from rlfactory_envs.view.command import COMMAND as VIEW
 
 SERVER_PACKAGE = "rlfactory_tool_servers"
@@ -33,27 +37,15 @@ adapters)."""
 def rollout(args: argparse.Namespace) -> int:
     """Run the episodes; 1 when some failed for a reason outside the model (the summary names it), else 0."""
     kwargs = env_kwargs_from_options(args.env_id, args.set, args.env_kwargs)  # a bad setting fails before any output is opened
-    if args.policy == "openai":
-        if not args.model:
-            raise ConfigError("--policy openai needs --model (the served model name)")
-        extra = json_object("--extra-body", args.extra_body, example='{"top_p": 0.95}')
-
-        def factory(env: Any) -> Any:
-            return OpenAIChatPolicy(args.base_url, args.model, api_key=args.api_key, temperature=args.temperature,
-                                    max_tokens=args.max_tokens, extra_body=extra)
-
-    else:
-        def factory(env: Any) -> Any:
-            return tooling_of(env).baseline_policy(env)
-
+    factory = policy_factory(args)
     out_path = Path(args.out) if args.out else None
     if out_path is not None:
         out_path.parent.mkdir(parents=True, exist_ok=True)
     out = out_path.open("w", encoding="utf-8") if out_path else None
     try:
-        summary, _ = asyncio.run(run_rollouts(args.env_id, factory, args.n, batch_size=args.batch_size,
-                                              seed=args.seed, env_kwargs=kwargs, out=out,
-                                              progress=not args.no_progress))
+        summary, _ = asyncio.run(run_rollouts(args.env_id, factory, args.n, order=args.order, repeat=args.repeat,
+                                              batch_size=args.batch_size, seed=args.seed, env_kwargs=kwargs,
+                                              out=out, progress=not args.no_progress))
     finally:
         if out is not None:
             out.close()
@@ -67,6 +59,36 @@ def rollout(args: argparse.Namespace) -> int:
               f"(see 'failed because' above)", file=sys.stderr)
         return 1
     return 0
+
+
+def policy_factory(args: argparse.Namespace) -> Callable[[Any], Any]:
+    """A factory of the policy ``--policy`` names (default: ``replay`` with ``--replay``, else ``scripted``), given
+    the rollout's first env; ``ConfigError`` for an option it lacks."""
+    policy = args.policy or ("replay" if args.replay else "scripted")
+    if args.replay and policy != "replay":
+        raise ConfigError(f"--replay goes with --policy replay, not --policy {policy}")
+    if policy == "openai":
+        return openai_factory(args)
+    if policy == "reference":
+        return lambda env: ReferencePolicy()
+    if policy == "replay":
+        if not args.replay:
+            raise ConfigError("--policy replay needs --replay FILE (a trajectory file, or task_id/responses lines)")
+        replayed = ReplayPolicy(args.replay)
+        return lambda env: replayed
+    return lambda env: tooling_of(env).baseline_policy(env)
+
+
+def openai_factory(args: argparse.Namespace) -> Callable[[Any], Any]:
+    """``--policy openai``'s factory, its options checked."""
+    if not args.model:
+        raise ConfigError("--policy openai needs --model (the served model name)")
+    extra = json_object("--extra-body", args.extra_body, example='{"top_p": 0.95}')
+    if args.repeat > 1 and args.temperature == 0:
+        warnings.warn(f"--repeat {args.repeat} at --temperature 0 samples each task {args.repeat} times the same way; "
+                      "pass --temperature 1.0 (or your sampling temperature) for pass@k", stacklevel=1)
+    return lambda env: OpenAIChatPolicy(args.base_url, args.model, api_key=args.api_key, temperature=args.temperature,
+                                        max_tokens=args.max_tokens, extra_body=extra)
 
 
 def audit(args: argparse.Namespace) -> int:
@@ -113,14 +135,29 @@ def bench(rest: list[str]) -> int:
 
 
 def list_envs(refs: list[str]) -> int:
-    """The registered ids with what they are; for each env spec given, the id and settings it resolves to."""
+    """The registered ids with what they are; each env spec given is checked as ``make`` checks it (made, its tool
+    servers started and their tools listed, its first task reset) and shown with the id and settings it resolves
+    to. A spec that fails raises the error ``make`` raises (exit status 2)."""
     width = max(len(env_id) for env_id in ENVIRONMENTS)
     for env_id, entry in ENVIRONMENTS.items():
         print(f"{env_id:<{width}}  {entry.description}".rstrip())
     for ref in refs:
         spec = resolve(ref)
         print(f"{ref}: {spec.env_id} {json.dumps(spec.kwargs, sort_keys=True)}")
+        print(f"{ref}: ok: {checked_env(ref)}")
     return 0
+
+
+def checked_env(ref: str) -> str:
+    """What the env ``ref`` names holds, in a few words, after making it and resetting its first task."""
+    env = make_env(ref)
+    try:
+        env.reset(seed=0, options={"task_id": env.tasks[0].task_id})
+        tools = [spec.name for spec in env.tool_specs]
+        return (f"{len(env.tasks)} tasks in {env.tasks.name}, tools {', '.join(tools) or '(none)'}, reward range "
+                f"{list(env.reward_range)}")
+    finally:
+        env.close()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -134,11 +171,23 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run episodes with a policy and write trajectories as JSONL")
     ro.add_argument("env_id", help="a registered id, e.g. rlf/Search-NQ-v0 (see `rlf list`), or an env spec file "
                     "(.yaml/.json)")
-    ro.add_argument("--policy", choices=["scripted", "openai"], default="scripted",
-                    help="scripted: the env's offline baseline; openai: an OpenAI-compatible chat endpoint")
-    ro.add_argument("-n", type=positive_int, default=32, help="episodes (default 32)")
+    ro.add_argument("--policy", choices=["scripted", "openai", "reference", "replay"], default=None,
+                    help="scripted (default): the env's offline baseline; openai: an OpenAI-compatible chat endpoint; "
+                    "reference: answers each task's reference answer (its ground truth), for any env, no model; "
+                    "replay: replays the responses of --replay FILE")
+    ro.add_argument("--replay", metavar="FILE", help="the file --policy replay replays: a trajectory file "
+                    "(rlf rollout --out) or lines {\"task_id\": ..., \"responses\": [...]}")
+    ro.add_argument("-n", type=positive_int, default=None,
+                    help="tasks to play (default: every task of the dataset); with --order random, episodes")
+    ro.add_argument("--order", choices=TASK_ORDERS, default="ordered",
+                    help="ordered (default): the first N tasks in the dataset's order, each once; shuffled: N tasks "
+                    "drawn without repeats, shuffled by --seed; random: each episode draws its task from its seed, "
+                    "with replacement")
+    ro.add_argument("--repeat", type=positive_int, default=1, metavar="K",
+                    help="play each task K times in a row (samples for pass@k, GRPO-like groups; default 1)")
     ro.add_argument("--batch-size", type=positive_int, default=64, help="episodes stepped together (default 64)")
-    ro.add_argument("--seed", type=int, default=0, help="episode i is reset with seed+i (default 0)")
+    ro.add_argument("--seed", type=int, default=0,
+                    help="episode i is reset with seed+i; shuffles the tasks with --order shuffled (default 0)")
     ro.add_argument("--out", help="trajectories JSONL file")
     ro.add_argument("--summary-json", help="also write the summary as JSON here")
     ro.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -186,8 +235,9 @@ def build_parser() -> argparse.ArgumentParser:
                    add_help=False)
     for command in [VIEW, *family_commands().values()]:
         command.add_arguments(sub.add_parser(command.name, parents=[debug], help=command.help))
-    ls = sub.add_parser("list", parents=[debug], help="list the registered environment ids (and what given env specs resolve to)")
-    ls.add_argument("specs", nargs="*", help="env spec files to check and show")
+    ls = sub.add_parser("list", parents=[debug], help="list the registered environment ids; check given env specs as "
+                        "make does (servers started, data and reward loaded, first task reset)")
+    ls.add_argument("specs", nargs="*", help="env spec files (or ids) to check and show")
     return parser
 
 

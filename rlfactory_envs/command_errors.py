@@ -1,5 +1,7 @@
 """How the command-line programs (``rlf``, ``python -m rlfactory_adapters.prepare_data``) end on a user's mistake:
-one line naming the problem and the fix, exit status 2, and the traceback only with ``--debug``."""
+one line naming the problem and the fix (followed by the detail the error carries on its next lines, such as the
+last lines a server that died at start wrote to its stderr), exit status 2, and the traceback only with
+``--debug``."""
 
 from __future__ import annotations
 
@@ -8,11 +10,12 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from rlfactory_envs.kernel.errors import ConfigError
+from rlfactory_envs.kernel.errors import ConfigError, MissingExtra
 from rlfactory_envs.kernel.mcp.errors import TransportError, describe
 
-USER_ERRORS = (ConfigError, TransportError, OSError, ValueError)
-"""What a user's mistake raises: a bad setting, option or file, a dead tool server or model endpoint."""
+USER_ERRORS = (ConfigError, TransportError, OSError, ValueError, MissingExtra)
+"""What a user's mistake raises: a bad setting, option or file, a dead tool server or model endpoint, an extra not
+installed."""
 
 DEBUG_HELP = "show the full traceback of a failure instead of one line, and warnings where they are raised"
 
@@ -33,6 +36,9 @@ def run_command(prog: str, body: Callable[[], int], *, debug: bool) -> int:
             return body()
         except USER_ERRORS as exc:
             print(f"{prog}: error: {describe(exc)} (--debug shows the traceback)", file=sys.stderr)
+            detail = str(exc).strip().splitlines()[1:]  # a dead server's last lines of stderr, indented
+            if detail:
+                print("\n".join(detail), file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print(f"{prog}: interrupted", file=sys.stderr)

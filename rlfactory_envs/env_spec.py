@@ -36,7 +36,7 @@ import yaml
 
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
-from rlfactory_envs.kernel.settings import is_plain
+from rlfactory_envs.kernel.settings import did_you_mean, is_plain
 
 GENERIC_ENV_ID = "rlf/MCP-v0"
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")
@@ -75,7 +75,8 @@ def load_spec(path: str | os.PathLike[str]) -> EnvSpec:
     kwargs = {str(key): value for key, value in data.items()}
     env_id = kwargs.pop("env", GENERIC_ENV_ID)
     if not isinstance(env_id, str) or env_id not in gym.registry:
-        raise ConfigError(f"env spec {path}: 'env' must be a registered id (see `rlf list`), got {env_id!r}")
+        hint = did_you_mean(env_id, list(gym.registry)) if isinstance(env_id, str) else ""
+        raise ConfigError(f"env spec {path}: 'env' must be a registered id (see `rlf list`), got {env_id!r}{hint}")
     folder = path.resolve().parent
     kwargs = _absolute_paths(kwargs, folder)
     if "python_path" in (settings_of(env_id) or ()):
@@ -89,8 +90,9 @@ def resolve(ref: str | os.PathLike[str], overrides: Mapping[str, Any] | None = N
     """The id and keyword arguments ``ref`` stands for, with ``overrides`` applied; the settings are checked."""
     spec = load_spec(ref) if is_spec_path(ref) else EnvSpec(str(ref), {})
     if spec.env_id not in gym.registry:
-        raise ConfigError(f"unknown env {str(ref)!r}: give a registered id (see `rlf list`) or the path of an env "
-                          f"spec file ({', '.join(SPEC_SUFFIXES)})")
+        hint = did_you_mean(spec.env_id, list(gym.registry))
+        raise ConfigError(f"unknown env {str(ref)!r}{hint}: give a registered id (see `rlf list`) or the path of an "
+                          f"env spec file ({', '.join(SPEC_SUFFIXES)})")
     kwargs = {**spec.kwargs, **dict(overrides or {})}
     kwargs = check_settings(spec.env_id, kwargs, where=f"env spec {spec.source}" if spec.source else spec.env_id)
     return EnvSpec(spec.env_id, kwargs, spec.source)

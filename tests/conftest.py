@@ -31,6 +31,36 @@ os.environ.setdefault("RLF_CACHE_DIR", tempfile.mkdtemp(prefix="rlf-test-cache-"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
+SLOW_MODULES = frozenset({
+    "adapters/test_delta_encoder.py", "adapters/test_overhead_bench.py", "adapters/test_reward_server.py",
+    "adapters/test_token_episode.py", "android/test_adb.py", "android/test_android_env.py",
+    "android/test_templates.py", "audit/test_audit_cli.py", "audit/test_run_audit.py",
+    "examples/test_evaluate_vllm_endpoint.py", "examples/test_judge_examples.py", "examples/test_python_api.py",
+    "examples/test_search_server_over_http.py", "examples/test_trainer_scripts_static_and_data_step.py",
+    "fuzz/test_parsers_fuzz.py", "fuzz/test_sql_sandbox_fuzz.py", "fuzz/test_tool_servers_fuzz.py",
+    "generic/test_generic_env.py", "generic/test_generic_semantics.py", "generic/test_third_party_env.py",
+    "kernel/test_faults.py", "kernel/test_malformed_replies.py", "kernel/test_replicas.py", "kernel/test_toolbox.py",
+    "reward_models/test_judge.py", "reward_models/test_travel_plan.py", "search/test_encoders.py",
+    "search/test_env_indexes.py", "search/test_hybrid.py", "search/test_index_build.py",
+    "search/test_milvus_index.py", "search/test_remote_passages.py", "sql/test_generated_suites.py",
+    "sql/test_sql_env.py", "test_benchmarks.py", "test_cli.py", "test_cli_errors.py", "test_deploy.py",
+    "test_docs.py", "test_judge_bench.py", "test_readme.py", "test_replica_bench.py", "test_search_scale_bench.py",
+    "test_semantics.py", "test_soak.py", "testing/test_semantics_library.py", "testing/test_side_effects.py",
+    "tool_servers/test_http_guard.py", "tool_servers/test_inspector.py", "tool_servers/test_launch.py",
+    "tool_servers/test_qwen_tools_server.py", "tool_servers/test_search_server.py",
+})
+"""Test modules (under tests/) that took 8 s or more in one full run on a loaded 2-core machine: left out of the
+quick development suite, ``pytest -m quick`` (every other module's tests, integration tests aside)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``quick`` every test of a module outside ``SLOW_MODULES`` that starts no server of its own."""
+    tests = REPO_ROOT / "tests"
+    for item in items:
+        module = item.path.relative_to(tests).as_posix() if item.path.is_relative_to(tests) else ""
+        if module not in SLOW_MODULES and item.get_closest_marker("integration") is None:
+            item.add_marker(pytest.mark.quick)
+
 
 def shared_file(relative: str) -> Path:
     """A file of ../shared/data, or a skip that says why the test cannot run."""

@@ -125,3 +125,49 @@ def test_serve_with_its_own_data_does_not_mention_the_sample():
     assert result.stdout == ""
     assert result.stderr.splitlines() == [f'rlf serve search: serving "search" (tools: search) over stdio; data: '
                                           f"corpus {SAMPLE_CORPUS}, BM25 retriever"]
+
+
+SPEC_PROBLEMS = {
+    "command": ({"tool_servers": {"mcpServers": {"calc": {"command": "no-such-command-xyz"}}}},
+                "command 'no-such-command-xyz' not found"),
+    "data": ({"data_path": "missing.jsonl"}, "no such file: "),
+    "reward": ({"reward": "rewards:no_such_reward"}, "rewards has no attribute 'no_such_reward'"),
+    "row": ({"data_path": "no_question.jsonl"}, "line 1: the row has no 'question'"),
+}
+
+
+@pytest.mark.parametrize("problem", sorted(SPEC_PROBLEMS))
+def test_list_checks_a_spec_as_make_does(tmp_path, capsys, problem):
+    from rlfactory_envs.cli import main
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "custom_env"
+    for name in ("calc_server.py", "questions.jsonl", "rewards.py"):
+        (tmp_path / name).write_text((example / name).read_text())
+    (tmp_path / "no_question.jsonl").write_text('{"id": "a", "ground_truth": "1"}\n')
+    override, expected = SPEC_PROBLEMS[problem]
+    spec = tmp_path / "bad.json"
+    spec.write_text(json.dumps({"tool_servers": {"mcpServers": {"calc": {"command": "python", "args": [
+        "calc_server.py"]}}}, "data_path": "questions.jsonl", "reward": "rewards:numeric_match", **override}))
+    assert main(["list", str(spec)]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("rlf list: error: ") and expected in line, line
+
+
+def test_list_shows_what_a_sound_spec_holds():
+    result = rlf("list", "examples/custom_env/env.yaml")
+    assert result.returncode == 0, result.stderr
+    assert "examples/custom_env/env.yaml: ok: 3 tasks in questions, tools multiply, add, reward range [0.0, 1.0]" \
+        in result.stdout.splitlines()
+
+
+def test_a_custom_env_rolls_out_without_a_model(tmp_path):
+    spec, out = "examples/custom_env/env.yaml", tmp_path / "reference.jsonl"
+    refused = rlf("rollout", spec, "--no-progress")
+    assert refused.returncode == 2 and "pass --policy reference" in refused.stderr
+    reference = rlf("rollout", spec, "--policy", "reference", "--no-progress", "--out", str(out))
+    assert reference.returncode == 0, reference.stderr
+    assert "policy                       reference - answers each task's reference answer" in reference.stdout
+    replayed = rlf("rollout", spec, "--replay", str(out), "--no-progress", "--summary-json", str(tmp_path / "s.json"))
+    assert replayed.returncode == 0, replayed.stderr
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["policy"]["name"] == "replay" and summary["mean_reward"] == 1.0 and summary["episodes"] == 3

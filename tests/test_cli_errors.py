@@ -137,3 +137,18 @@ def test_the_data_preparation_reports_a_bad_setting_in_one_line(tmp_path):
                              "--out", str(tmp_path / "rows.jsonl")], capture_output=True, text=True, timeout=120)
     line = one_line_error(result)
     assert line.startswith("python -m rlfactory_adapters.prepare_data: error: rlf/Search-NQ-v0: max_turns='four' ")
+
+
+def test_a_server_that_dies_at_start_shows_the_tail_of_its_stderr(tmp_path):
+    (tmp_path / "dies.py").write_text("import sys\nfor i in range(40): print(f'log line {i}', file=sys.stderr)\n"
+                                      "sys.exit('fatal: the config lacks KEY')\n")
+    (tmp_path / "rows.jsonl").write_text('{"id": "a", "question": "q?", "ground_truth": "1"}\n')
+    spec = tmp_path / "env.json"
+    spec.write_text(json.dumps({"tool_servers": {"mcpServers": {"d": {"command": sys.executable, "args": ["dies.py"]}}},
+                                "data_path": "rows.jsonl"}))
+    result = rlf("rollout", str(spec), "--policy", "reference", "--no-progress")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    error = result.stderr[result.stderr.index("rlf rollout: error: "):].splitlines()
+    assert error[0].startswith("rlf rollout: error: server 'd': the process exited with code 1 during start; last "
+                               "lines of its stderr:")
+    assert error[-1] == "    fatal: the config lacks KEY" and "    log line 39" in error

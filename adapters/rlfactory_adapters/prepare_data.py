@@ -17,7 +17,7 @@ import json
 
 from rlfactory_adapters.task_rows import VERL_AGENT_NAME, task_rows, write_openrlhf_jsonl, write_verl_parquet
 from rlfactory_envs.command_errors import DEBUG_HELP, run_command
-from rlfactory_envs.kernel.errors import ConfigError
+from rlfactory_envs.kernel.errors import ConfigError, require_extra
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -56,6 +56,7 @@ def prepare(args: argparse.Namespace) -> int:
     else:
         tokenizer = None
         if args.tokenizer:
+            require_extra("transformers", "adapters", "--tokenizer")
             from transformers import AutoTokenizer
 
             tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)

@@ -10,6 +10,8 @@
 #   NQ_TEST    questions to validate on (NQ-open.dev.jsonl is the "nq test" split Search-R1 reports)
 #   WIKI       the wiki-18 corpus jsonl ({"id", "contents"}); INDEX_DIR: where its BM25 index is built once (by
 #              the data step) and memory-mapped afterwards by every rollout worker (shared through the page cache)
+# Metrics go to verl's trainer.logger, LOGGER: '["console","wandb"]' when WANDB_API_KEY is set (wandb needs an API
+# key), else '["console"]'; set LOGGER yourself for another choice (after `wandb login`, say).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -35,6 +37,16 @@ if [ "${SKIP_DATA:-0}" != 1 ]; then
     --env-kwargs "$(env_kwargs "$NQ_TRAIN")" --split train --out "$DATA_DIR/train.parquet"
   "$PYTHON" -m rlfactory_adapters.prepare_data --trainer verl --env rlf/Search-NQ-v0 --agent-name rlf_search_agent \
     --env-kwargs "$(env_kwargs "$NQ_TEST")" --split test --limit "${VAL_LIMIT:-1000}" --out "$DATA_DIR/test.parquet"
+fi
+
+if [ -z "${LOGGER:-}" ]; then
+  if [ -n "${WANDB_API_KEY:-}" ]; then
+    LOGGER='["console","wandb"]'
+  else
+    LOGGER='["console"]'
+    echo "$(basename "$0"): WANDB_API_KEY is not set, so the metrics go to the console only; set it (or" \
+         "LOGGER='[\"console\",\"wandb\"]' after wandb login) to log to wandb" >&2
+  fi
 fi
 
 # 2. GRPO. The env decides the turns (max_turns above) and the reward (reward_score of each sample, so no reward
@@ -83,7 +95,7 @@ fi
   actor_rollout_ref.rollout.val_kwargs.n=1 \
   actor_rollout_ref.rollout.val_kwargs.do_sample=False \
   trainer.critic_warmup=0 \
-  trainer.logger='["console","wandb"]' \
+  trainer.logger="$LOGGER" \
   trainer.project_name=rlfactory-envs \
   trainer.experiment_name="$EXPERIMENT" \
   trainer.n_gpus_per_node=8 \

@@ -15,6 +15,8 @@ class ScriptedPhonePolicy:
     """Plays each episode's reference plan from the observations."""
 
     name = "scripted"
+    description = ("plays the task's reference plan, finding each target on the screen it is shown: an oracle that "
+                   "checks the env and its phone, not a model's score")
 
     def __init__(self) -> None:
         self._players: dict[int, PlanPlayer] = {}

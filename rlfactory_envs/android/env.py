@@ -158,7 +158,8 @@ class AndroidEnv(ToolEnv):
                               settings.instances_per_template),
             toolbox=parts.toolbox(servers), chat_format=chat_format,
             parser=AndroidActionParser(chat_format.parser(max_tool_calls=limits.max_tool_calls,
-                                                          answer_tag=settings.answer_tag), limits.max_tool_calls),
+                                                          answer_tag=settings.answer_tag,
+                                                          repair=settings.repair_tool_calls), limits.max_tool_calls),
             reward_model=build_reward(scoring.reward, scoring.judge, android_rewards()))
 
     # -- the episode's phone ------------------------------------------------------------------------------------

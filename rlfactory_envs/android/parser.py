@@ -4,7 +4,9 @@
   the actions.
 - A response without tool calls may give AndroidWorld's action JSON instead, as T3A's prompt asks
   (``Reason: ... Action: {"action_type": "click", "index": 3}``): each JSON object with an ``action_type`` is an
-  action, so a prompt written for AndroidWorld works unchanged.
+  action, so a prompt written for AndroidWorld works unchanged. It is read as AndroidWorld reads it (JSON, or a
+  Python literal: ``ast.literal_eval``); a mended one only when the chat format's parser repairs (the
+  ``repair_tool_calls`` setting).
 - ``status`` and ``answer`` end the episode: they become the final answer (their action JSON), which the reward
   checks with the phone's final state. They must be the response's only action (``status`` after a ``click`` in
   one response would end the episode before the click ran); otherwise they are refused with a note. An answer in
@@ -13,7 +15,9 @@
 
 from __future__ import annotations
 
+import ast
 import json
+
 from rlfactory_envs.kernel.parsers import ActionParser, strip_reasoning
 from rlfactory_reward_models.lenient_json import load_json_leniently
 from rlfactory_envs.kernel.tool_call import ParsedAction, ToolCall
@@ -30,6 +34,8 @@ class AndroidActionParser:
     def __init__(self, inner: ActionParser, max_actions: int):
         self.inner = inner
         self.max_actions = max_actions
+        self.strict = inner.strict
+        self.reference = f"{inner.reference}; or AndroidWorld's action JSON, read as its agents read it"
 
     def parse(self, response: str) -> ParsedAction:
         parsed = self.inner.parse(response)
@@ -38,7 +44,7 @@ class AndroidActionParser:
             return ParsedAction(answer=json.dumps(ending, ensure_ascii=False), errors=parsed.errors)
         calls, errors = list(parsed.tool_calls), list(parsed.errors)
         if not calls and not errors:
-            calls, errors = json_actions(strip_reasoning(response), self.max_actions)
+            calls, errors = json_actions(strip_reasoning(response), self.max_actions, repair=not self.strict)
         endings = [call for call in calls if call.name in ENDING_ACTIONS]
         if not endings:
             return ParsedAction(tool_calls=calls, errors=errors)
@@ -53,9 +59,9 @@ class AndroidActionParser:
         return ParsedAction(answer=json.dumps(ending, ensure_ascii=False), errors=errors)
 
 
-def json_actions(text: str, max_actions: int) -> tuple[list[ToolCall], list[str]]:
+def json_actions(text: str, max_actions: int, repair: bool = False) -> tuple[list[ToolCall], list[str]]:
     """The AndroidWorld action objects in ``text`` as calls (``action_type`` is the tool, the rest its
-    arguments), at most ``max_actions``; problems as sentences."""
+    arguments), at most ``max_actions``; problems as sentences. ``repair``: objects ``json_repair`` mends count."""
     calls: list[ToolCall] = []
     errors: list[str] = []
     start = text.find("{")
@@ -67,7 +73,12 @@ def json_actions(text: str, max_actions: int) -> tuple[list[ToolCall], list[str]
         body = text[start:end]
         if '"action_type"' in body or "'action_type'" in body:
             found += 1
-            action = load_json_leniently(body)
+            action = _literal(body)
+            if repair and not isinstance(action, dict):
+                action = load_json_leniently(body)
+                if isinstance(action, dict):
+                    errors.append(f"An action was repaired before it ran; AndroidWorld would not read it: "
+                                  f"{body[:120]!r}")
             if not isinstance(action, dict) or not isinstance(action.get("action_type"), str):
                 errors.append(f"An action could not be read as JSON: {body[:120]!r}")
             elif len(calls) >= max_actions:
@@ -78,6 +89,18 @@ def json_actions(text: str, max_actions: int) -> tuple[list[ToolCall], list[str]
                 calls.append(ToolCall(action["action_type"], arguments, len(calls)))
         start = text.find("{", end)
     return calls, errors
+
+
+def _literal(body: str) -> object:
+    """``body`` as JSON, else as a Python literal (AndroidWorld's ``extract_json``); ``None`` when neither reads."""
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return ast.literal_eval(body)
+    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
+        return None
 
 
 def _object_end(text: str, start: int) -> int | None:

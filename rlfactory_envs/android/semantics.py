@@ -27,4 +27,5 @@ ANDROID_ACTIONS = st.one_of(
 
 def semantics_options(env_id: str) -> Mapping[str, Any]:
     return {"env_kwargs": {"max_turns": 3}, "max_examples": 25, "actions": ANDROID_ACTIONS,
-            "idle_action": tool_call_text("wait"), "check_step": rewards_within(0.0, 1.0)}
+            "idle_action": tool_call_text("wait"), "check_step": rewards_within(0.0, 1.0),
+            "call_tools": "all"}  # every action acts on the episode's own simulated phone

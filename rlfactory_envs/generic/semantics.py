@@ -12,4 +12,5 @@ def rewards_in_the_sample_are_binary(env: Any, action: str, result: Any) -> None
 
 
 def semantics_options(env_id: str) -> Mapping[str, Any]:
-    return {"env_kwargs": {"max_turns": 3}, "max_examples": 25, "check_step": rewards_in_the_sample_are_binary}
+    return {"env_kwargs": {"max_turns": 3}, "max_examples": 25, "check_step": rewards_in_the_sample_are_binary,
+            "call_tools": ["calculate"]}  # the sample's tool is a plain function: no annotations say it is safe

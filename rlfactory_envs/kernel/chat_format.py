@@ -48,8 +48,10 @@ class ChatFormat(Protocol):
 
     def observation(self, response: str, results: Sequence[ToolResult], feedback: str | None) -> str: ...
 
-    def parser(self, max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS, answer_tag: str = "answer") -> ActionParser:
-        """The parser that reads this protocol's responses."""
+    def parser(self, max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS, answer_tag: str = "answer",
+               repair: bool = False) -> ActionParser:
+        """The parser that reads this protocol's responses: strict (what the format's reference parser accepts,
+        its ``reference``) unless ``repair`` asks it to run mended calls as well, reported as format errors."""
         ...
 
     def render_call(self, call: ToolCall) -> str:
@@ -86,8 +88,9 @@ class Qwen3ChatFormat:
     def template_kwargs(self) -> dict[str, Any]:
         return {"enable_thinking": bool(self.enable_thinking)}
 
-    def parser(self, max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS, answer_tag: str = "answer") -> ActionParser:
-        return HermesToolCallParser(max_tool_calls=max_tool_calls, answer_tag=answer_tag)
+    def parser(self, max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS, answer_tag: str = "answer",
+               repair: bool = False) -> ActionParser:
+        return HermesToolCallParser(max_tool_calls=max_tool_calls, answer_tag=answer_tag, repair=repair)
 
     def render_call(self, call: ToolCall) -> str:
         payload = json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
@@ -143,7 +146,8 @@ class SearchR1Format:
     def template_kwargs(self) -> dict[str, Any]:
         return {}
 
-    def parser(self, max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS, answer_tag: str = "answer") -> ActionParser:
+    def parser(self, max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS, answer_tag: str = "answer",
+               repair: bool = False) -> ActionParser:
         if answer_tag != "answer":
             raise ValueError("the search_r1 format answers inside <answer></answer>; answer_tag cannot change")
         return SearchR1Parser(tool_name=self.tool_name, query_argument=self.query_argument)

@@ -58,9 +58,11 @@ class FamilyTooling:
 
     def baseline_policy(self, env: ToolEnv) -> Any:
         """An offline policy that really uses the env's tools (``rlf rollout --policy scripted``): a
-        ``rollout.policy.Policy``."""
-        raise ConfigError(f"{type(env).__name__} has no scripted baseline policy; use an OpenAI-compatible endpoint "
-                          "(rlf rollout --policy openai)")
+        ``rollout.policy.Policy``, whose ``description`` says in one sentence what it is (a baseline, or an oracle
+        that reads the reference answer; ``rlf rollout`` prints it)."""
+        raise ConfigError(f"{type(env).__name__} has no scripted baseline policy; without a model, pass --policy "
+                          "reference (answers each task's ground truth) or --policy replay --replay FILE; with one, "
+                          "--policy openai")
 
     def reward_hacks(self, env: ToolEnv) -> list[Any]:
         """The family's own reward hacks (``kernel.reward_hacks``), run by ``rlf audit`` after the generic ones

@@ -7,11 +7,18 @@ Two dialects are built in:
 - ``SearchR1Parser``: Search-R1's ``<search>query</search>`` and ``<answer>...</answer>``; the first action tag
   in the text wins, as in Search-R1.
 
+Each parser says what it accepts (``reference``: the parser a serving stack reads the same format with) and
+whether it accepts only that (``strict``). By default a parser is strict: a policy trained here must write calls
+that the serving stack reads at deployment. Asked to repair (``repair=True``, the ``repair_tool_calls`` setting), the
+Hermes parser also runs calls it had to mend (single quotes, trailing commas, a truncated object, arguments as a
+JSON string), and reports each one in ``ParsedAction.errors``, so it counts as a format error.
+
 Parsers never raise on model output: anything they cannot read becomes a sentence in ``ParsedAction.errors``.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Protocol
 
@@ -20,10 +27,15 @@ from rlfactory_reward_models.lenient_json import UNREADABLE, load_json_leniently
 
 DEFAULT_MAX_TOOL_CALLS = 8
 _THINK_END = "</think>"
+_END_OF_TURN = "<|im_end|>"  # a trainer's decoded response may end with it; a serving stack strips it before parsing
 
 
 class ActionParser(Protocol):
-    """Turns one raw response into calls, an answer and error messages. Must accept any string."""
+    """Turns one raw response into calls, an answer and error messages. Must accept any string. ``reference``
+    names what it accepts (the parser a serving stack reads the format with); ``strict``: it accepts nothing more."""
+
+    reference: str
+    strict: bool
 
     def parse(self, response: str) -> ParsedAction: ...
 
@@ -61,18 +73,31 @@ def _cap_message(found: int, cap: int) -> str:
 
 
 class HermesToolCallParser:
-    """Qwen3/Hermes tool calls. ``max_tool_calls`` caps the calls run per response (the rest are reported)."""
+    """Qwen3/Hermes tool calls, read as vLLM's ``hermes`` tool parser reads them: the text of each ``<tool_call>``
+    block (the last may be unclosed) is parsed with ``json.loads`` and must be an object with a string ``"name"``
+    and an object ``"arguments"``; when one block cannot be read, no call of the response runs (vLLM then returns
+    the whole response as text). ``repair`` runs mended calls too, each reported as a format error (see the module
+    docstring). ``max_tool_calls`` caps the calls run per response (the rest are reported)."""
 
     _BLOCK_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
+    reference = ("vLLM's hermes tool parser: json.loads of each <tool_call> block, an object with \"name\" and "
+                 "\"arguments\"")
 
-    def __init__(self, max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS, answer_tag: str = "answer"):
+    def __init__(self, max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS, answer_tag: str = "answer",
+                 repair: bool = False):
         if max_tool_calls < 1:
             raise ValueError("max_tool_calls must be at least 1")
         self.max_tool_calls = max_tool_calls
         self.answer_tag = answer_tag
+        self.repair = repair
+
+    @property
+    def strict(self) -> bool:
+        return not self.repair
 
     def parse(self, response: str) -> ParsedAction:
-        text = strip_reasoning(response)
+        text = strip_reasoning(response).rstrip()
+        text = text[: -len(_END_OF_TURN)] if text.endswith(_END_OF_TURN) else text
         action = ParsedAction()
         answer = first_tagged(text, self.answer_tag)
         first_call = text.find("<tool_call>")
@@ -83,43 +108,86 @@ class HermesToolCallParser:
         if len(blocks) > self.max_tool_calls:
             action.errors.append(_cap_message(len(blocks), self.max_tool_calls))
             blocks = blocks[: self.max_tool_calls]
-        for position, block in enumerate(blocks):
-            call, error = self._parse_block(block, position)
-            if call is not None:
-                action.tool_calls.append(call)
-            else:
-                action.errors.append(f"Tool call {position + 1} could not be read: {error}")
+        calls = [self._read_block(block, position, action.errors) for position, block in enumerate(blocks)]
+        if all(call is not None for call in calls):
+            action.tool_calls = [call for call in calls if call is not None]
+        elif any(call is not None for call in calls):
+            action.errors.append(f"None of the {len(calls)} tool calls of the response was run: a tool-call parser "
+                                 "(vLLM's hermes) rejects every call of a response when one cannot be read.")
         return action
 
-    @staticmethod
-    def _parse_block(block: str, call_id: int) -> tuple[ToolCall | None, str]:
-        body = block.strip()
-        if not body:
-            return None, "the <tool_call> block is empty."
-        payload = load_json_leniently(body)
-        if payload is UNREADABLE:
-            return None, f"it is not valid JSON and could not be repaired: {_preview(body)!r}."
-        if not isinstance(payload, dict):
-            return None, (f"expected a JSON object like {{\"name\": ..., \"arguments\": {{...}}}}, "
-                          f"got {_preview(body)!r}.")
-        name = payload.get("name")
-        if not isinstance(name, str) or not name.strip():
-            return None, "the JSON object has no string \"name\"."
-        arguments = payload.get("arguments", payload.get("parameters", {}))
+    def _read_block(self, block: str, position: int, errors: list[str]) -> ToolCall | None:
+        """The call of one block; a sentence in ``errors`` when it cannot be read, or was read only after repair."""
+        call, problem = _read_call(block, position, lenient=False)
+        if call is not None or not self.repair:
+            if call is None:
+                errors.append(f"Tool call {position + 1} could not be read: {problem}")
+            return call
+        call, repair_problem = _read_call(block, position, lenient=True)
+        if call is None:
+            errors.append(f"Tool call {position + 1} could not be read: {repair_problem}")
+        else:
+            errors.append(f"Tool call {position + 1} was repaired before it ran ({problem.rstrip('.')}); a serving "
+                          f"stack's parser would reject it: write {_canonical(call)}.")
+        return call
+
+
+def _read_call(block: str, call_id: int, *, lenient: bool) -> tuple[ToolCall | None, str]:
+    """The call in ``block``, or why there is none. Strict: ``json.loads`` and the exact shape. Lenient: JSON as
+    ``json_repair`` mends it, ``parameters`` for ``arguments``, arguments as a JSON string or none at all."""
+    body = block.strip()
+    if not body:
+        return None, "the <tool_call> block is empty."
+    payload, problem = _lenient_json(body) if lenient else _strict_json(body)
+    if problem:
+        return None, problem
+    if not isinstance(payload, dict):
+        return None, f"expected a JSON object like {{\"name\": ..., \"arguments\": {{...}}}}, got {_preview(body)!r}."
+    name = payload.get("name")
+    if not isinstance(name, str) or not (name.strip() if lenient else name):
+        return None, "the JSON object has no string \"name\"."
+    if lenient:
+        name, arguments = name.strip(), payload.get("arguments", payload.get("parameters", {}))
         if isinstance(arguments, str):
             arguments = load_json_leniently(arguments) if arguments.strip() else {}
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
-            return None, f"\"arguments\" of {_preview(name.strip())!r} must be a JSON object."
-        return ToolCall(name=name.strip(), arguments=arguments, call_id=call_id), ""
+        arguments = {} if arguments is None else arguments
+    elif "arguments" not in payload:
+        return None, f"the call of {_preview(name)!r} has no \"arguments\" (give {{}} for none)."
+    else:
+        arguments = payload["arguments"]
+    if not isinstance(arguments, dict):
+        return None, f"\"arguments\" of {_preview(name)!r} must be a JSON object."
+    return ToolCall(name=name, arguments=arguments, call_id=call_id), ""
+
+
+def _strict_json(body: str) -> tuple[object, str]:
+    try:
+        return json.loads(body), ""
+    except (ValueError, RecursionError) as exc:
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        return None, f"it is not valid JSON ({reason}): {_preview(body)!r}."
+
+
+def _lenient_json(body: str) -> tuple[object, str]:
+    payload = load_json_leniently(body)
+    if payload is UNREADABLE:
+        return None, f"it is not valid JSON and could not be repaired: {_preview(body)!r}."
+    return payload, ""
+
+
+def _canonical(call: ToolCall) -> str:
+    return _preview(json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False), 200)
 
 
 class SearchR1Parser:
     """Search-R1's tags: the first ``<search>`` or ``<answer>`` in the response is the action.
 
-    A search becomes ``ToolCall(tool_name, {"query": ...})``; ``tool_name`` defaults to ``search``.
+    A search becomes ``ToolCall(tool_name, {"query": ...})``; ``tool_name`` defaults to ``search``. It reads what
+    Search-R1's own rollout reads, and there is nothing to repair: it is always strict.
     """
+
+    reference = "Search-R1's rollout: the first <search>...</search> or <answer>...</answer> of the response"
+    strict = True
 
     def __init__(self, tool_name: str = "search", query_argument: str = "query"):
         self.tool_name = tool_name

@@ -109,7 +109,8 @@ class Runtime:
         limits = self.limits
         self.answer_tag = self.settings.answer_tag
         if self.parser is None:
-            self.parser = self.chat_format.parser(max_tool_calls=limits.max_tool_calls, answer_tag=self.answer_tag)
+            self.parser = self.chat_format.parser(max_tool_calls=limits.max_tool_calls, answer_tag=self.answer_tag,
+                                                  repair=self.settings.repair_tool_calls)
         serving = self.settings.serving
         self.tool_filter = ToolFilter(serving.tools_allowed, serving.tools_denied, self.hidden_tools)
         self.episode_argument = serving.episode_argument

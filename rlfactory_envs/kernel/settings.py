@@ -12,10 +12,11 @@ docs.
 
 from __future__ import annotations
 
+import difflib
 import os
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 import pydantic
@@ -89,6 +90,10 @@ class EnvSettings(SettingGroup):
     enable_thinking: bool = True
     """Whether a chat format with a thinking mode (Qwen3's) lets the model think; ``False`` adds the empty think
     block the model expects instead."""
+    repair_tool_calls: bool = False
+    """Whether a tool call the chat format's reference parser would reject (single quotes, a trailing comma, a
+    truncated object) is mended and run; each one is reported in ``info["parse_errors"]`` as a format error. Off: a
+    policy learns calls the serving stack reads."""
 
     @classmethod
     def flat_types(cls) -> dict[str, Any]:
@@ -116,8 +121,8 @@ class EnvSettings(SettingGroup):
         unknown = sorted(set(kwargs) - set(flat))
         if unknown:
             subject = "" if where == env_id else f" for {env_id}"
-            raise ConfigError(f"{where}: unknown setting {unknown[0]!r}{subject}; its settings are "
-                              f"{', '.join(sorted(flat))}")
+            raise ConfigError(f"{where}: unknown setting {unknown[0]!r}{subject}{did_you_mean(unknown[0], flat)}; "
+                              f"its settings are {', '.join(sorted(flat))}")
         taken = {name: checked(cls, name, kwargs[name], where) for name in cls.own_fields() if name in kwargs}
         values: dict[str, Any] = dict(taken)
         for group in cls.GROUPS:
@@ -139,12 +144,24 @@ class EnvSettings(SettingGroup):
         return values
 
 
+def did_you_mean(name: str, known: Collection[str]) -> str:
+    """``" (did you mean 'max_turns'?)"`` for the closest of ``known`` to a mistyped ``name``, or ``""``."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75) or \
+        [k for k in known if k.lower() == name.lower()]
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def checked(model: type[BaseModel], name: str, value: Any, where: str) -> Any:
     """``value`` for the field ``name`` of ``model``: a plain type's value converted as pydantic does (``"6"`` to
-    ``6``) and checked against its bounds, ``ConfigError`` naming the setting otherwise; any other value as it is
-    (the family checks it when it builds what the value stands for)."""
+    ``6``) and checked against its bounds, ``ConfigError`` naming the setting otherwise; any other value as it is,
+    once its shape is checked (a number where a list of names goes is refused; the family checks the rest when it
+    builds what the value stands for)."""
     field = model.model_fields[name]
     if not is_plain(field.annotation):
+        problem = shape_problem(field.annotation, value)
+        if problem is not None:
+            shown = repr(value) if len(repr(value)) <= 120 else repr(value)[:120] + "..."
+            raise ConfigError(f"{where}: {name}={shown} is not {type_name(field.annotation)}: {problem}")
         return value
     try:
         adapter = pydantic.TypeAdapter(typing.Annotated[(field.annotation, *field.metadata)] if field.metadata
@@ -156,10 +173,41 @@ def checked(model: type[BaseModel], name: str, value: Any, where: str) -> Any:
 
 
 def type_name(annotation: Any) -> str:
-    """``int``, ``int | None``, ``one of 'qwen3', 'search_r1'``: a type as a user reads it."""
+    """``int``, ``int | None``, ``one of 'qwen3', 'search_r1'``, ``Sequence[str] | None``: a type as a user reads
+    it."""
     if typing.get_origin(annotation) is typing.Literal:
         return "one of " + ", ".join(map(repr, typing.get_args(annotation)))
-    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+    if isinstance(annotation, type) and typing.get_origin(annotation) is None:
+        return annotation.__name__
+    return str(annotation).replace("typing.", "").replace("collections.abc.", "")
+
+
+def shape_problem(annotation: Any, value: Any) -> str | None:
+    """Why ``value`` is of no kind ``annotation`` allows (a number where a list goes, a string where a list of names
+    goes), or ``None`` when one of them fits: what is inside is the family's to check, with its own words."""
+    members = typing.get_args(annotation) if _is_union(annotation) else (annotation,)
+    if any(_fits(member, value) for member in members):
+        return None
+    return f"got {type(value).__name__}"
+
+
+def _fits(member: Any, value: Any) -> bool:
+    if member is Any:
+        return True
+    if member is type(None):
+        return value is None
+    origin = typing.get_origin(member) or member
+    if origin is typing.Literal:
+        return value in typing.get_args(member)
+    if not isinstance(origin, type):  # a type variable, a new type, an annotated type: it cannot be told here
+        return True
+    if isinstance(value, str) and origin is not str and origin in (Sequence, Collection):
+        return False  # a string is a sequence of characters, never the list of names meant
+    return isinstance(value, origin)
+
+
+def _is_union(annotation: Any) -> bool:
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType)
 
 
 PLAIN_TYPES = (int, float, bool, str, type(None))

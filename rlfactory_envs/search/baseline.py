@@ -16,6 +16,8 @@ class SearchThenTitlePolicy:
     """Turn 1: search the question. Turn 2: answer the top passage's title (or give up when there is none)."""
 
     name = "scripted"
+    description = ("searches the question and answers the top passage's title: a retrieve-and-copy baseline (near 0 "
+                   "on real NQ; the embedded sample is written so that it often works)")
 
     async def act(self, env: ToolEnv, observation: str) -> str:
         question = env.task.question

@@ -1,9 +1,11 @@
-"""A scripted baseline for the NL2SQL family that really uses the tools, never the gold query.
+"""A scripted policy for the NL2SQL family that shows the env working end to end: it explores the database with the
+tools and answers the task's gold query.
 
-Turn 1 lists the tables; turn 2 describes the table whose name (singular or plural) the question mentions, else
-the first one; turn 3 runs a look at a few of its rows; turn 4 answers: ``SELECT count(*) FROM table`` for a
-"how many" question, else the first text column of that table. It gives every part of the pipeline real work
-(three tool calls, the reward's execution) and scores on simple counting questions only.
+Turn 1 lists the tables; turn 2 describes the first table the gold query names (else the first one listed); turn 3
+runs the gold query through ``run_query``; turn 4 answers it. Every part of the pipeline gets real work (three tool
+calls, the reward's execution on the test suite), and the reward is 1.0 on every task the reward scores (a gold query
+with an empty result everywhere is unscored). It reads the gold query, so it is an oracle, like Android's plan
+player: a check that the env, its tools and its reward work, not the score of a model.
 """
 
 from __future__ import annotations
@@ -14,54 +16,33 @@ from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.tool_call import ToolCall
 
 _TABLE_LINE_RE = re.compile(r'^("(?:[^"]|"")+"|\S+) \([0-9?]+ rows\):', re.MULTILINE)
-_COLUMN_RE = re.compile(r'^  ("(?:[^"]|"")+"|\S+) (\S+)', re.MULTILINE)
-_WORD_RE = re.compile(r"[a-z0-9]+")
+_WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _pick_table(question: str, tables: list[str]) -> str | None:
-    words = set(_WORD_RE.findall(question.lower()))
-    for table in tables:
-        bare = table.strip('"').lower()
-        if {bare, bare.rstrip("s"), bare + "s"} & words:
-            return table
-    return tables[0] if tables else None
+def gold_table(gold_sql: str, tables: list[str]) -> str | None:
+    """The first of ``tables`` (as ``list_tables`` names them) that ``gold_sql`` names, else the first of them."""
+    words = {word.lower() for word in _WORD_RE.findall(gold_sql)}
+    named = [table for table in tables if table.strip('"').lower() in words]
+    return (named or tables or [None])[0]
 
 
-class ExploreThenGuessPolicy:
-    """List tables, describe the question's table, look at its rows, answer a count or a text column."""
+class ExploreThenGoldPolicy:
+    """List the tables, describe the gold query's table, run the gold query, answer it (see the module docstring)."""
 
     name = "scripted"
-
-    def __init__(self) -> None:
-        self._table: dict[int, str] = {}
-        self._column: dict[int, str] = {}
+    description = ("explores the database with the tools, then runs and answers the task's gold query: an oracle "
+                   "that checks the env, its tools and its reward, not a model's score")
 
     async def act(self, env: ToolEnv, observation: str) -> str:
-        key = id(env)
-
-        def call(name: str, **arguments: str) -> str:
-            return env.chat_format.render_call(ToolCall(name, arguments))
-
+        gold = env.task.gold_sql
+        render = env.chat_format.render_call
         if env.turn == 0:
-            self._table.pop(key, None)
-            self._column.pop(key, None)
-            return "Let me see which tables the database has.\n" + call("list_tables")
+            return "Let me see which tables the database has.\n" + render(ToolCall("list_tables", {}))
         if env.turn == 1:
-            table = _pick_table(env.task.question, _TABLE_LINE_RE.findall(observation))
-            if table is None:
-                return "<answer>SELECT 1</answer>"
-            self._table[key] = table
-            return f"The question is probably about {table}.\n" + call("describe_table", table=table.strip('"'))
-        table = self._table.get(key)
-        if table is None:
-            return "<answer>SELECT 1</answer>"
-        if env.turn == 2:
-            text_columns = [name for name, type_ in _COLUMN_RE.findall(observation)
-                            if any(t in type_.lower() for t in ("char", "text", "clob"))]
-            all_columns = [name for name, _ in _COLUMN_RE.findall(observation)]
-            column = (text_columns or all_columns or ["*"])[0]
-            self._column[key] = column
-            return "Let me look at a few rows.\n" + call("run_query", sql=f"SELECT * FROM {table} LIMIT 5")
-        if env.task.question.lower().startswith("how many"):
-            return f"<answer>SELECT count(*) FROM {table}</answer>"
-        return f"<answer>SELECT {self._column.get(key, '*')} FROM {table}</answer>"
+            table = gold_table(gold, _TABLE_LINE_RE.findall(observation))
+            if table is not None:
+                return f"The question is about {table}.\n" + render(ToolCall("describe_table",
+                                                                             {"table": table.strip('"')}))
+        if env.turn <= 2:
+            return "Let me run my query.\n" + render(ToolCall("run_query", {"sql": gold}))
+        return f"<{env.answer_tag}>{gold}</{env.answer_tag}>"

@@ -25,7 +25,11 @@ Options (the fields of ``EnvSemantics``, declared by ``SemanticsOptions``): ``en
 ``actions`` (a hypothesis strategy of responses to mix into ``actions_for(env)``), ``idle_action`` (a response
 that neither answers nor ends, default ``"I am still thinking."``), ``sparse_reward`` (default true: the reward
 is 0.0 before the last step), ``deterministic_tools`` (default true: the same seed and actions replay the same
-trajectory), ``check_step(env, action, result)`` (env-specific assertions on every step), ``timing_keys``.
+trajectory), ``check_step(env, action, result)`` (env-specific assertions on every step), ``timing_keys``,
+``call_tools`` (which tools the generated calls reach: ``"safe"``, the default, those whose MCP annotations say
+they change nothing outside their server (``readOnlyHint``, or ``destructiveHint: false`` with ``openWorldHint:
+false``); ``"all"``; or a list of names), ``quiet_servers`` (default true: the stdio servers' logs are not shown),
+``database`` (hypothesis' example database; default none, so nothing is written into the current folder).
 
 The properties (``PROPERTIES``, each documented on its function in ``rlfactory_envs.testing.properties``):
 
@@ -48,11 +52,15 @@ in CI), with ``deadline=None``. Run the checks from synchronous code (the batch 
 loops), on an env without ``record_timings=True`` (Gymnasium's ``check_env`` compares a step's whole ``info``).
 """
 
-from rlfactory_envs.testing.actions import actions_for
-from rlfactory_envs.testing.env_ref import EnvRef
-from rlfactory_envs.testing.options import SemanticsOptions, StepCheck
-from rlfactory_envs.testing.properties import PROPERTIES
-from rlfactory_envs.testing.semantics import EnvSemantics, check_env_semantics, semantics_test_class
+from rlfactory_envs.kernel.errors import require_extra
+
+require_extra("hypothesis", "testing", "rlfactory_envs.testing")
+
+from rlfactory_envs.testing.actions import actions_for  # noqa: E402 - after the check that names the extra
+from rlfactory_envs.testing.env_ref import EnvRef  # noqa: E402
+from rlfactory_envs.testing.options import SemanticsOptions, StepCheck  # noqa: E402
+from rlfactory_envs.testing.properties import PROPERTIES  # noqa: E402
+from rlfactory_envs.testing.semantics import EnvSemantics, check_env_semantics, semantics_test_class  # noqa: E402
 
 __all__ = ["PROPERTIES", "EnvRef", "EnvSemantics", "SemanticsOptions", "StepCheck", "actions_for",
            "check_env_semantics", "semantics_test_class"]

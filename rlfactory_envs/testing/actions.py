@@ -6,9 +6,11 @@ so the same strategy fits a built-in family and a user's env:
 - random text, with control characters, non-ASCII characters and lone surrogates;
 - concatenations of markup fragments (tool-call tags, ``<answer_tag>``, ``<think>``, braces, quotes, the format's
   stop strings and turn markers) with random text;
-- tool calls written by ``env.chat_format.render_call``, mostly to the env's tools (arguments drawn from each
-  tool's JSON schema, strings often made of the task prompt's words so that tools find something; some arguments
-  missing, wrongly typed or unknown) and sometimes to unknown tools, one to three per response;
+- tool calls written by ``env.chat_format.render_call``, mostly to the env's tools that may be called (arguments
+  drawn from each tool's JSON schema, strings often made of the task prompt's words so that tools find something;
+  some arguments missing, wrongly typed or unknown) and sometimes to unknown tools, one to three per response. The
+  real tools run, so only those ``call_tools`` names are called: by default those whose servers annotate them as
+  safe (``safe_to_call``); the other tools' names appear in no action;
 - final answers ``<answer_tag>text</answer_tag>``;
 - oversized responses, some beyond ``env.action_space.max_length``;
 - deeply nested brackets and tags after ``<tool_call>``.
@@ -18,12 +20,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from hypothesis import strategies as st
 
 from rlfactory_envs.kernel.env import ToolEnv
+from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
 from rlfactory_envs.kernel.tool_call import ToolCall
 
 EDGE_CHARACTERS = "\x00\x07\x1b\r\t\n\x7f\x85\u2028\u200b\ufeff\ufffdé中🙂"
@@ -46,11 +49,33 @@ wild_text: st.SearchStrategy[str] = st.text(
 _short_text = st.text(max_size=12)
 
 
-def actions_for(env: ToolEnv) -> st.SearchStrategy[str]:
-    """Responses for ``env``, every kind listed in the module docstring. It reads ``env.tool_specs`` as they are
-    now: call it after a ``reset`` so that the schemas are the ones a task shows (bound arguments hidden)."""
-    fragments = markup_fragments(env)
-    calls = tool_calls_for(env)
+def safe_to_call(spec: ToolSpec) -> bool:
+    """Whether the tool's server says calling it changes nothing outside its own state: ``readOnlyHint``, or
+    ``destructiveHint: false`` with ``openWorldHint: false`` (MCP's defaults are the unsafe ones)."""
+    hints = spec.annotations
+    return hints.get("readOnlyHint") is True or (hints.get("destructiveHint") is False
+                                                 and hints.get("openWorldHint") is False)
+
+
+def callable_specs(env: ToolEnv, call_tools: Collection[str] | str = "safe") -> list[ToolSpec]:
+    """The tools of ``env.tool_specs`` that generated actions call: ``"safe"`` (``safe_to_call``), ``"all"``, or
+    those named."""
+    if call_tools == "all":
+        return list(env.tool_specs)
+    if isinstance(call_tools, str):
+        if call_tools != "safe":
+            raise ValueError(f"call_tools must be 'safe', 'all' or a collection of tool names, got {call_tools!r}")
+        return [spec for spec in env.tool_specs if safe_to_call(spec)]
+    return [spec for spec in env.tool_specs if spec.name in set(call_tools)]
+
+
+def actions_for(env: ToolEnv, call_tools: Collection[str] | str = "safe") -> st.SearchStrategy[str]:
+    """Responses for ``env``, every kind listed in the module docstring, calling only the tools ``call_tools``
+    chooses (``callable_specs``). It reads ``env.tool_specs`` as they are now: call it after a ``reset`` so that the
+    schemas are the ones a task shows (bound arguments hidden)."""
+    specs = callable_specs(env, call_tools)
+    fragments = markup_fragments(env, specs)
+    calls = tool_calls_for(env, specs)
     tag = env.answer_tag
     several_calls = st.lists(calls, min_size=1, max_size=3).map("\n".join)
     # one_of draws its branches alike: the tool calls get three branches of eight, so that episodes use the tools
@@ -66,12 +91,13 @@ def actions_for(env: ToolEnv) -> st.SearchStrategy[str]:
     )
 
 
-def markup_fragments(env: ToolEnv) -> list[str]:
-    """The pieces tool calls and answers are made of, in ``env``'s format, without duplicates."""
+def markup_fragments(env: ToolEnv, specs: list[ToolSpec] | None = None) -> list[str]:
+    """The pieces tool calls and answers are made of, in ``env``'s format, without duplicates; the tool names are
+    those of ``specs`` (default: every tool the model sees)."""
     tag = env.answer_tag
     fragments = ["<tool_call>", "</tool_call>", f"<{tag}>", f"</{tag}>", "<think>", "</think>", "{", "}", "[", "]",
                  '"', "'", '"name"', '"arguments"', ":", ",", "\n"]
-    fragments += [json.dumps(spec.name) for spec in env.tool_specs]
+    fragments += [json.dumps(spec.name) for spec in (env.tool_specs if specs is None else specs)]
     for stop in env.chat_format.stop_sequences:
         fragments.append(stop)
         if stop.startswith("</") and stop.endswith(">"):
@@ -80,15 +106,18 @@ def markup_fragments(env: ToolEnv) -> list[str]:
     return list(dict.fromkeys(fragments))
 
 
-def tool_calls_for(env: ToolEnv) -> st.SearchStrategy[str]:
-    """One tool call as ``env.chat_format.render_call`` writes it: three times in four to one of
-    ``env.tool_specs`` with arguments from its schema (``arguments_for``, strings from ``prompt_strings(env)``),
-    else to an unknown tool with any arguments."""
+def tool_calls_for(env: ToolEnv, specs: list[ToolSpec] | None = None) -> st.SearchStrategy[str]:
+    """One tool call as ``env.chat_format.render_call`` writes it: three times in four to one of ``specs`` (default:
+    ``env.tool_specs``) with arguments from its schema (``arguments_for``, strings from ``prompt_strings(env)``),
+    else to a tool the env does not have, with any arguments."""
     render = env.chat_format.render_call
     strings = prompt_strings(env)
+    specs = env.tool_specs if specs is None else specs
     known = st.one_of(*(st.tuples(st.just(spec.name), arguments_for(spec.input_schema, strings))
-                        for spec in env.tool_specs)) if env.tool_specs else st.nothing()
-    unknown = st.tuples(st.just("no_such_tool") | _short_text, st.dictionaries(_short_text, json_values, max_size=3))
+                        for spec in specs)) if specs else st.nothing()
+    taken = {spec.name for spec in env.tool_specs}
+    unknown = st.tuples((st.just("no_such_tool") | _short_text).filter(lambda name: name not in taken),
+                        st.dictionaries(_short_text, json_values, max_size=3))
     # one_of draws its branches alike: three copies of the known tools' branch make unknown tools one call in four
     return st.one_of(known, known, known, unknown).map(lambda pair: render(ToolCall(pair[0], pair[1])))
 

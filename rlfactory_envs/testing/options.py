@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import hypothesis
 from hypothesis import HealthCheck
+from hypothesis.database import ExampleDatabase
 from hypothesis import strategies as st
 
 from rlfactory_envs.kernel.batch import StepResult
@@ -37,6 +38,14 @@ class SemanticsOptions:
       alone on ``terminated`` and ``truncated``.
     - ``check_step``: env-specific assertions, called with ``(env, action, result)`` on every step taken.
     - ``timing_keys``: ``info`` keys holding wall-clock timings, left out when results are compared.
+    - ``call_tools``: the tools the generated actions call with well-formed calls (the real tools run, side effects
+      included); ``"safe"`` (default): those their servers' annotations call safe (``readOnlyHint``, or
+      ``destructiveHint: false`` with ``openWorldHint: false``: changes to the server's own state only);
+      ``"all"``: every tool the model sees. No other tool's name is ever written in an action.
+    - ``quiet_servers``: the stdio servers' stderr is not forwarded while the properties run (default true).
+    - ``database``: hypothesis' example database; ``None`` (default): none, so nothing is written into the current
+      folder (no ``.hypothesis/``); give one (``hypothesis.database.DirectoryBasedExampleDatabase(path)``) to
+      replay failures.
 
     Hypothesis ``settings`` are made when a property runs (so the profile a test suite loads, e.g. derandomized
     CI, applies), with ``deadline=None``, one failure reported, and the function-scoped-fixture health check off.
@@ -51,6 +60,9 @@ class SemanticsOptions:
     deterministic_tools: bool = True
     check_step: StepCheck | None = None
     timing_keys: Collection[str] = TIMING_KEYS
+    call_tools: Collection[str] | Literal["safe", "all"] = "safe"
+    quiet_servers: bool = True
+    database: ExampleDatabase | None = None
 
     def __post_init__(self) -> None:
         env_factory(self.env, self.env_kwargs)  # a wrong reference fails here, not in the middle of a property
@@ -69,8 +81,8 @@ class SemanticsOptions:
         return env_factory(self.env, self.env_kwargs)()
 
     def actions_for(self, env: ToolEnv) -> st.SearchStrategy[str]:
-        """The built-in ``actions_for(env)``, with ``actions`` mixed in when given."""
-        built_in = actions_for(env)
+        """The built-in ``actions_for(env, call_tools)``, with ``actions`` mixed in when given."""
+        built_in = actions_for(env, self.call_tools)
         return built_in if self.actions is None else st.one_of(built_in, self.actions)
 
     def settings(self) -> hypothesis.settings:
@@ -80,5 +92,5 @@ class SemanticsOptions:
         if self.max_examples is not None:
             overrides["max_examples"] = self.max_examples
         suppressed = [*current.suppress_health_check, HealthCheck.function_scoped_fixture]
-        return hypothesis.settings(current, deadline=None, report_multiple_bugs=False,
-                        suppress_health_check=list(dict.fromkeys(suppressed)), **overrides)
+        return hypothesis.settings(current, deadline=None, report_multiple_bugs=False, database=self.database,
+                                   suppress_health_check=list(dict.fromkeys(suppressed)), **overrides)

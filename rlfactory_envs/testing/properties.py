@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from gymnasium.utils.env_checker import check_env
@@ -20,6 +20,7 @@ from hypothesis.errors import Flaky
 
 from rlfactory_envs.kernel.batch import EnvBatch, StepResult
 from rlfactory_envs.kernel.env import EpisodeOver, ToolEnv
+from rlfactory_envs.kernel.mcp.stderr_tail import servers_quiet
 from rlfactory_envs.testing.options import SemanticsOptions
 from rlfactory_envs.testing.transitions import (
     check_transition,
@@ -262,11 +263,14 @@ PROPERTIES: dict[str, Callable[[SemanticsOptions], None]] = {
 
 @contextmanager
 def _opened(semantics: SemanticsOptions) -> Iterator[ToolEnv]:
-    env = semantics.make_env()
-    try:
-        yield env
-    finally:
-        env.close()
+    """An env of ``semantics``, closed at the end; with ``quiet_servers``, its stdio servers' stderr (thousands of
+    calls' logs) is not shown meanwhile."""
+    with servers_quiet() if semantics.quiet_servers else nullcontext():
+        env = semantics.make_env()
+        try:
+            yield env
+        finally:
+            env.close()
 
 
 def _actions(semantics: SemanticsOptions, env: ToolEnv) -> st.SearchStrategy[str]:

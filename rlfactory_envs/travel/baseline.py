@@ -60,6 +60,8 @@ class GatherThenPlanPolicy:
     """Ask the tools, then plan from their answers (see the module docstring)."""
 
     name = "scripted"
+    description = ("gathers with the tools, then submits the cheapest plan that meets the query's rules: a real "
+                   "baseline that reads only what the tools answer")
 
     def __init__(self) -> None:
         self._episodes: dict[int, _Episode] = {}

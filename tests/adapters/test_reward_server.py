@@ -100,7 +100,8 @@ async def test_a_right_answer_scores_1_and_a_wrong_one_0(search_rows):
     assert body["extra_logs"]["answered"] == [1.0, 1.0, 0.0]
     assert body["extra_logs"]["exact_match"] == [1.0, 0.0, 0.0]
     assert body["extra_logs"]["format"] == [1.0, 1.0, 0.0]
-    assert body["reasons"] == [None, None, "no final answer"]
+    assert body["reasons"][0] is None and body["reasons"][2] == "no final answer"
+    assert body["reasons"][1].startswith("no exact match: the answer normalises to 'lisbon', the golden answers to ")
 
 
 async def test_sql_execution_match_through_the_root_path(sql_rows):

@@ -26,6 +26,20 @@ def test_there_are_thirty_templates_over_eight_apps():
     assert {t.kind for t in TEMPLATES} == {"action", "answer", "infeasible"}
 
 
+def test_rlf_list_and_the_pages_give_the_same_template_counts():
+    from rlfactory_envs.registry import ENVIRONMENTS
+    from tests.conftest import REPO_ROOT
+
+    count, apps = len(TEMPLATES), len({t.app for t in TEMPLATES})
+    kinds = {kind: sum(t.kind == kind for t in TEMPLATES) for kind in ("action", "answer", "infeasible")}
+    assert ENVIRONMENTS["rlf/Android-v0"].description.endswith(f"{count} task templates")  # what `rlf list` says
+    assert f"({count} templates over {apps} apps)" in (REPO_ROOT / "README.md").read_text()
+    page = " ".join((REPO_ROOT / "rlfactory_envs" / "android" / "README.md").read_text().split())
+    assert f"({count} task templates over {apps} apps)" in page and f"{count} templates x 1,000 seeds" in page
+    assert (f"{count} templates ({kinds['action']} change the phone, {kinds['answer']} are questions, "
+            f"{kinds['infeasible']} are infeasible)") in page
+
+
 @pytest.mark.parametrize("template", TEMPLATES, ids=IDS)
 def test_the_reference_plan_succeeds_from_the_screen_text(template):
     for seed in range(8):

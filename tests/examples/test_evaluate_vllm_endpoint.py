@@ -27,7 +27,7 @@ def test_evaluate_vllm_endpoint_script_writes_the_eval_and_its_summary(tmp_path,
     run_example(["bash", "examples/evaluate_vllm_endpoint.sh", str(SAMPLE_QUESTIONS_PATH), str(SAMPLE_CORPUS_PATH)],
                 cwd=tmp_path, BASE_URL=base_url, MODEL=MODEL, N="6", INDEX_DIR=str(tmp_path / "bm25"))
     records = [json.loads(line) for line in (tmp_path / "eval_scripted-model.jsonl").read_text().splitlines()]
-    assert len(records) == 6
+    assert [r["task_id"] for r in records] == [f"rlf-sample-{i:03d}" for i in range(6)]  # the first six, in order
     assert all(r["error"] is None and r["terminated"] and r["tool_calls"] == 1 and r["tool_errors"] == 0
                for r in records), records
     # the structured tool call and the reasoning reach the env as the model's raw Qwen3 text

@@ -31,7 +31,8 @@ def test_the_readme_main_job_writes_its_trajectories_under_runs(tmp_path):
     out = shlex.split(commands[-1])[shlex.split(commands[-1]).index("--out") + 1]
     assert out.startswith("runs/")
     records = [json.loads(line) for line in (tmp_path / out).read_text().splitlines()]
-    assert len(records) == 64 and sum(r["reward"] for r in records) > 0
+    assert len(records) == 60 and sum(r["reward"] for r in records) > 0  # every question of the sample, once
+    assert [r["task_id"] for r in records] == [f"rlf-sample-{i:03d}" for i in range(60)]
 
 
 @pytest.mark.parametrize("path", ["runs/trajectories.jsonl", "trajectories.jsonl", "trajectories_http.jsonl",

@@ -16,12 +16,11 @@ def test_search_server_over_http_script_writes_rewarded_trajectories(tmp_path):
     (tmp_path / "nq.jsonl").write_text("\n".join(questions) + "\n", encoding="utf-8")
     with rlf_serve("search") as url:  # the embedded sample's corpus by default
         run_example(["bash", "examples/search_server_over_http.sh", "--set", "data_path=nq.jsonl"], cwd=tmp_path,
-                    RETRIEVER_URL=url, N="8")
+                    RETRIEVER_URL=url)
     records = [json.loads(line) for line in (tmp_path / "trajectories_http.jsonl").read_text().splitlines()]
-    assert len(records) == 8
-    assert {r["task"]["question"] for r in records} <= {json.loads(q)["question"] for q in questions}
+    assert [r["task"]["question"] for r in records] == [json.loads(q)["question"] for q in questions]  # each once
     assert all(r["error"] is None and r["tool_calls"] == 1 and r["tool_errors"] == 0 for r in records), records
-    assert sum(r["reward"] > 0 for r in records) >= 4
+    assert sum(r["reward"] > 0 for r in records) >= 2
     assert records[0]["messages"][2]["role"] == "tool" and records[0]["messages"][2]["content"].startswith("Doc 1(")
 
 

@@ -150,7 +150,8 @@ def test_verl_single_node_script_data_step_without_training(tmp_path):
     data_dir = tmp_path / "data"
     calls = run_up_to_the_trainer("verl/run_search_nq_grpo_qwen3_4b.sh", tmp_path, NQ_TRAIN=str(SAMPLE_QUESTIONS_PATH),
                                   NQ_TEST=str(SAMPLE_QUESTIONS_PATH), WIKI=str(SAMPLE_CORPUS_PATH), VAL_LIMIT="5",
-                                  INDEX_DIR=str(tmp_path / "bm25"), DATA_DIR=str(data_dir))
+                                  INDEX_DIR=str(tmp_path / "bm25"), DATA_DIR=str(data_dir), WANDB_API_KEY="")
+    assert verl_overrides(calls)["trainer.logger"] == '["console"]'  # wandb only with a key to log with
     env_kwargs = check_verl_data(calls, data_dir)
     assert env_kwargs == {"data_path": str(SAMPLE_QUESTIONS_PATH), "corpus_path": str(SAMPLE_CORPUS_PATH),
                           "index_dir": str(tmp_path / "bm25"), "max_turns": 4}

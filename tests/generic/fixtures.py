@@ -66,3 +66,8 @@ def lookup(city: str, unit: str = "celsius") -> str:
 async def account_balance(account: str, currency: str) -> str:
     """The balance of an account (the env binds the account to the task)."""
     return f"{account}: 100 {currency}"
+
+
+def convert(value: float, unit: str) -> float:
+    """A tool that refuses its arguments the way a user's tool does: by raising."""
+    raise ValueError(f"cannot convert mass to {unit}")

@@ -7,4 +7,6 @@ from rlfactory_envs.testing import semantics_test_class
 
 SPEC = str(Path(__file__).resolve().parents[2] / "examples" / "custom_env" / "env.yaml")
 
-TestCustomEnvSpecSemantics = semantics_test_class(SPEC, env_kwargs={"max_turns": 3}, max_examples=15)
+# calc_server.py does not annotate its tools: name the ones the properties may call (they change nothing)
+TestCustomEnvSpecSemantics = semantics_test_class(SPEC, env_kwargs={"max_turns": 3}, max_examples=15,
+                                                  call_tools=["multiply", "add"])

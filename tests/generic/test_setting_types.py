@@ -4,8 +4,10 @@ type refuses is a one-line ``ConfigError`` naming the setting, and other types a
 
 from pathlib import Path
 
+import gymnasium as gym
 import pytest
 
+import rlfactory_envs  # noqa: F401 - registers the ids
 from rlfactory_envs.env_spec import resolve, setting_from_text, setting_types
 from rlfactory_envs.kernel.errors import ConfigError
 
@@ -37,9 +39,21 @@ def test_a_value_the_type_refuses_names_the_setting(key, value, message):
         resolve("rlf/Search-NQ-v0", {key: value})
 
 
-def test_settings_of_other_types_are_left_to_the_env():
+def test_settings_of_other_types_are_left_to_the_env_once_their_shape_is_right():
     servers = {"mcpServers": {"search": {"url": "http://127.0.0.1:8000/mcp"}}}
     assert resolve("rlf/Search-NQ-v0", {"tool_servers": servers}).kwargs["tool_servers"] is servers
+    assert resolve("rlf/Search-NQ-v0", {"tools_denied": ("search",)}).kwargs["tools_denied"] == ("search",)
+
+
+@pytest.mark.parametrize("env_id, key, value, message", [
+    ("rlf/Search-NQ-v0", "tools_allowed", 5, "tools_allowed=5 is not Sequence[str] | None: got int"),
+    ("rlf/Search-NQ-v0", "tools_denied", "search", "tools_denied='search' is not Sequence[str]: got str"),
+    ("rlf/Android-v0", "templates", 5, "templates=5 is not Sequence[str] | None: got int"),
+    ("rlf/MCP-v0", "reward_range", 3, "reward_range=3 is not Sequence[float]: got int"),
+])
+def test_python_keyword_arguments_of_other_types_are_checked_too(env_id, key, value, message):
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]").replace("|", r"\|")):
+        gym.make(env_id, **{key: value})
 
 
 @pytest.mark.parametrize("key, text, expected", [

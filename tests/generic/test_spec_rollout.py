@@ -42,11 +42,12 @@ def endpoint():
 def test_rollout_of_an_env_spec_through_an_openai_endpoint(endpoint, tmp_path):
     out = tmp_path / "trajectories.jsonl"
     done = subprocess.run([sys.executable, "-m", "rlfactory_envs.cli", "rollout", str(SPEC), "--policy", "openai",
-                           "--base-url", endpoint, "--model", "scripted", "-n", "6", "--no-progress", "--out", str(out)],
-                          capture_output=True, text=True, timeout=300)
+                           "--base-url", endpoint, "--model", "scripted", "--repeat", "2", "--no-progress", "--out",
+                           str(out)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(records) == 6 and all(r["env_id"] == str(SPEC) and r["tool_calls"] == 1 for r in records)
+    assert [r["task_id"] for r in records] == ["q1", "q1", "q2", "q2", "q3", "q3"]  # every task twice, in order
+    assert all(r["env_id"] == str(SPEC) and r["tool_calls"] == 1 for r in records)
     # 12 x 17 and 23.5 x 8 are right; the road question needs an addition, which this model never makes
     assert {"q3"} < {r["task"]["id"] for r in records}  # both outcomes are played
     assert all((r["reward"] == 1.0) == (r["task"]["id"] != "q3") for r in records)

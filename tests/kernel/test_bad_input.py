@@ -53,10 +53,12 @@ def test_unknown_tool(env):
 
 def test_invalid_json_arguments(env):
     obs, info = step_fresh(env, '<tool_call>\n{"name": "search", "arguments": [[[}\n</tool_call>')
-    assert "Tool call 1 could not be read: \"arguments\" of 'search' must be a JSON object." in obs
+    assert "Tool call 1 could not be read: it is not valid JSON (" in obs
     assert info["tool_calls"] == [] and len(info["parse_errors"]) == 1
+    obs, info = step_fresh(env, '<tool_call>\n{"name": "search", "arguments": [1]}\n</tool_call>')
+    assert "Tool call 1 could not be read: \"arguments\" of 'search' must be a JSON object." in obs
     obs, info = step_fresh(env, "<tool_call>\n" + "[{" * 3000 + "\n</tool_call>")
-    assert "not valid JSON and could not be repaired" in obs
+    assert "not valid JSON" in obs
     obs, info = step_fresh(env, "<tool_call>\n" + "[" * 50_000 + "\n</tool_call>")
     assert "could not be read" in obs
 

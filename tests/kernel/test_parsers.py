@@ -26,15 +26,42 @@ def test_several_blocks_are_parallel_calls_in_order():
     assert [c.call_id for c in action.tool_calls] == [0, 1, 2]
 
 
-def test_malformed_json_is_repaired():
-    action = hermes.parse(block("{'name': 'search', 'arguments': {'query': 'paris',}}"))
-    assert action.tool_calls[0].name == "search"
-    assert action.tool_calls[0].arguments == {"query": "paris"}
+REJECTED_BY_VLLM = {  # what vLLM's hermes tool parser (json.loads, then ["name"] and ["arguments"]) refuses
+    "single quotes and a trailing comma": "{'name': 'search', 'arguments': {'query': 'paris',}}",
+    "bare words": "{name: search, arguments: {query: corrow}}",
+    "cut short": '{"name": "search", "arguments": {"query": "co',
+    "no arguments": '{"name": "search"}',
+    "parameters for arguments": '{"name": "search", "parameters": {"query": "q"}}',
+    "arguments as a JSON string": '{"name": "search", "arguments": "{\\"query\\": \\"q\\"}"}',
+}
 
 
-def test_arguments_given_as_a_json_string_are_decoded():
-    action = hermes.parse(block('{"name": "search", "arguments": "{\\"query\\": \\"q\\"}"}'))
-    assert action.tool_calls[0].arguments == {"query": "q"}
+def test_by_default_a_call_the_serving_parser_rejects_is_not_run():
+    assert hermes.strict and "vLLM's hermes tool parser" in hermes.reference
+    for why, payload in REJECTED_BY_VLLM.items():
+        action = hermes.parse(block(payload))
+        assert action.tool_calls == [] and len(action.errors) == 1, why
+        assert action.errors[0].startswith("Tool call 1 could not be read: "), why
+
+
+def test_asked_to_repair_it_runs_the_call_and_reports_it_as_a_format_error():
+    repairing = HermesToolCallParser(max_tool_calls=4, repair=True)
+    assert not repairing.strict
+    for why, payload in REJECTED_BY_VLLM.items():
+        action = repairing.parse(block(payload))
+        assert [c.name for c in action.tool_calls] == ["search"], why
+        [error] = action.errors
+        assert error.startswith("Tool call 1 was repaired before it ran (") and "would reject it" in error, why
+    assert repairing.parse(block(REJECTED_BY_VLLM["bare words"])).tool_calls[0].arguments == {"query": "corrow"}
+    well_formed = repairing.parse(block('{"name": "search", "arguments": {"query": "q"}}'))
+    assert well_formed.errors == [] and well_formed.tool_calls[0].arguments == {"query": "q"}
+
+
+def test_one_unreadable_call_keeps_every_call_of_the_response_from_running():
+    action = hermes.parse(block('{"name": "a", "arguments": {}}') + block("{'name': 'b'}"))
+    assert action.tool_calls == []
+    assert action.errors[0].startswith("Tool call 2 could not be read")
+    assert "None of the 2 tool calls" in action.errors[1]
 
 
 def test_unreadable_blocks_become_errors_not_exceptions():
@@ -48,6 +75,8 @@ def test_unreadable_blocks_become_errors_not_exceptions():
 def test_unclosed_block_at_the_end_is_still_read():
     action = hermes.parse('<tool_call>\n{"name": "search", "arguments": {"query": "q"}}')
     assert action.tool_calls[0].arguments == {"query": "q"}
+    ended = hermes.parse('<tool_call>\n{"name": "search", "arguments": {"query": "q"}}<|im_end|>\n')
+    assert ended.tool_calls[0].arguments == {"query": "q"} and ended.errors == []
 
 
 def test_cap_on_calls_per_response_is_reported():
@@ -81,9 +110,11 @@ def test_search_r1_first_tag_wins():
     assert parser.parse("no tags at all").is_empty
 
 
-def test_each_chat_format_makes_its_parser():
+def test_each_chat_format_makes_its_parser_and_says_how_strict_it_is():
     assert isinstance(make_chat_format("qwen3").parser(), HermesToolCallParser)
     assert isinstance(make_chat_format("search_r1").parser(), SearchR1Parser)
+    assert make_chat_format("qwen3").parser().strict and not make_chat_format("qwen3").parser(repair=True).strict
+    assert make_chat_format("search_r1").parser(repair=True).strict  # Search-R1's tags have nothing to repair
     assert make_chat_format("hermes").parser(max_tool_calls=2, answer_tag="final").answer_tag == "final"
 
 

@@ -141,9 +141,19 @@ def test_a_closed_runtime_is_refused_and_settings_are_not_a_variant():
         type(env)(runtime)
 
 
-def test_an_unknown_setting_names_the_registered_id():
-    with pytest.raises(ConfigError, match=r"^rlf/MCP-v0: unknown setting 'max_turnz'; its settings are "):
+def test_an_unknown_setting_names_the_registered_id_and_the_setting_meant():
+    with pytest.raises(ConfigError, match=r"^rlf/MCP-v0: unknown setting 'max_turnz' \(did you mean 'max_turns'\?\); "
+                                          r"its settings are "):
         gym.make(ENV_ID, max_turnz=3)
+    with pytest.raises(ConfigError, match=r"unknown setting 'zzz'; its settings are "):  # nothing near: no guess
+        gym.make(ENV_ID, zzz=3)
+
+
+def test_a_near_miss_id_is_named_with_the_id_meant():
+    from rlfactory_envs import make_env
+
+    with pytest.raises(ConfigError, match=r"^unknown env 'rlf/search-nq-V0' \(did you mean 'rlf/Search-NQ-v0'\?\): "):
+        make_env("rlf/search-nq-V0")
 
 
 def test_a_batch_of_no_envs_is_refused():

@@ -394,7 +394,8 @@ def test_default_fields_read_the_families_tasks():
 
 @pytest.mark.parametrize(("settings", "message"), [
     ({"model": "m"}, "judge: 'base_url' is required"),
-    ({"base_url": "http://x/v1", "model": "m", "modle": "m"}, "judge: unknown setting 'modle'; the judge's settings"),
+    ({"base_url": "http://x/v1", "model": "m", "modle": "m"},
+     "judge: unknown setting 'modle' (did you mean 'model'?); the judge's settings"),
     ({"base_url": "http://x/v1", "model": "m", "concurrency": 0}, "judge: concurrency=0 is invalid"),
     ({"base_url": "http://x/v1", "model": "m", "timeout_s": "soon"}, "judge: timeout_s='soon' is invalid"),
     ({"base_url": "http://x/v1", "model": "m", "extra_body": [1]}, "judge: extra_body=[1] is invalid"),

@@ -76,3 +76,28 @@ def test_the_inspector_lists_and_calls_over_streamable_http(tmp_path) -> None:
     assert batched.returncode == 0, batched.stderr
     [entry] = json.loads(batched.stdout)["structuredContent"]["results"]
     assert entry["text"] == answer["content"][0]["text"] and not entry["is_error"]
+
+
+def test_the_docs_inspector_line_pins_the_tested_version_and_its_node() -> None:
+    page = " ".join((REPO_ROOT / "docs" / "tool-servers.md").read_text(encoding="utf-8").split())
+    assert f"npx -y {INSPECTOR_PACKAGE}@{INSPECTOR_VERSION} --cli" in page
+    manifest = REPO_ROOT / ".third_party" / "node" / "node_modules" / INSPECTOR_PACKAGE / "package.json"
+    if not manifest.is_file():
+        pytest.skip(f"{INSPECTOR_PACKAGE} is not installed; run `bash .ci/mcp_servers.sh`")
+    engines = json.loads(manifest.read_text(encoding="utf-8"))["engines"]["node"]  # ">=22.19.0"
+    needed = ".".join(engines.removeprefix(">=").split(".")[:2])
+    assert f"Inspector {'.'.join(INSPECTOR_VERSION.split('.')[:2])} needs Node >= {needed}" in page
+
+
+def test_without_node_the_install_script_says_what_will_skip_and_ci_fails(tmp_path) -> None:
+    import shutil
+
+    bare = tmp_path / "bin"  # a PATH with the script's one external command and no node
+    bare.mkdir()
+    (bare / "dirname").symlink_to(shutil.which("dirname"))
+    run = [shutil.which("bash"), str(INSTALL_SCRIPT)]
+    developer = subprocess.run(run, env={"PATH": str(bare)}, capture_output=True, text=True, timeout=60)
+    assert developer.returncode == 0 and "'node' is not on PATH, so the third-party MCP tests" in developer.stderr
+    assert "will skip" in developer.stderr
+    ci = subprocess.run([*run, "--require"], env={"PATH": str(bare)}, capture_output=True, text=True, timeout=60)
+    assert ci.returncode == 1 and "'node' is not on PATH" in ci.stderr

@@ -77,3 +77,17 @@ def test_over_http_the_start_message_gives_the_url_and_info_logs_every_request()
         server.wait_for(r"INFO rlfactory_tool_servers\.requests: tools/call search [\d.]+ ms is_error=true$")
         server.wait_for(r'INFO uvicorn\.access: .*"POST /mcp HTTP/1\.1" 200')
         assert server.stop() == ""
+
+
+def test_a_port_in_use_is_named_with_the_fix():
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_module("sleep", "--transport", "http", "--port", str(port))
+    assert result.returncode == 2 and not result.stdout
+    assert result.stderr.splitlines() == [
+        f"python -m rlfactory_tool_servers.sleep: error: port {port} on 127.0.0.1 is in use (another server listens "
+        "there); pick another with --port PORT, or --port 0 for a free one (the start message says which)"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import logging
 import socket
 import sys
@@ -161,8 +162,35 @@ def run_http(server: MCPServer, options: argparse.Namespace, prog: str, on_liste
     warning = exposure_warning(prog, options.host, token, allowed)
     if warning:
         print(warning, file=sys.stderr, flush=True)
+    problem = port_problem(options.host, options.port)
+    if problem is not None:
+        print(f"{prog}: error: {problem}", file=sys.stderr, flush=True)
+        raise SystemExit(2)
     config = uvicorn.Config(app, host=options.host, port=options.port, log_level=options.log_level, log_config=None)
     AnnouncingServer(config, on_listening).run()
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why the server cannot listen on ``host:port`` (in use, or a privileged port), with the fix; ``None`` when
+    it can, or when only uvicorn can tell (an unknown host)."""
+    if port == 0:
+        return None
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                             flags=socket.AI_PASSIVE)[0]
+    except (socket.gaierror, UnicodeError):
+        return None
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: a port in TIME_WAIT is free
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return (f"port {port} on {host} is in use (another server listens there); pick another with "
+                        "--port PORT, or --port 0 for a free one (the start message says which)")
+            if exc.errno == errno.EACCES:
+                return f"port {port} needs privileges to listen on; pick one above 1023, or --port 0 for a free one"
+    return None
 
 
 def _gives(argv: Sequence[str], option: str) -> bool:

@@ -20,6 +20,10 @@ receives the episode the request's ``_meta`` names (``wire.EPISODE``), or its de
 tool says in its own ``_meta`` that it keeps state per episode (``wire.EPISODE_STATE``). A tool answers its value as
 text: a string as it is, anything else as compact JSON.
 
+A toolset states what its tools do to the world in MCP's tool annotations (``annotations``, for every tool; a
+``@tool(annotations=...)`` for one): ``readOnlyHint``, ``destructiveHint``, ``openWorldHint``. Clients read them
+(``rlfactory_envs.testing`` calls only the tools they mark safe).
+
 Every tool is published with its batched form ``NAME_batch`` (``batch_form``), which the toolbox merges concurrent
 calls into; ``@tool(batch="method")`` names a method that answers a whole list of calls at once (retrieval, say).
 Sync methods run on the server's loop (a toolset's lookups are in memory and quick); a toolset whose methods block
@@ -31,16 +35,17 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import ToolAnnotations
 
 from rlfactory_tool_servers import wire
 from rlfactory_tool_servers.batch_form import BatchFn, publish_batch_form
 from rlfactory_tool_servers.tool_signature import (DEFAULT_EPISODE, Episode, ToolSignature, episode_of, invoker,
                                                   result_text)
 
-__all__ = ["DEFAULT_EPISODE", "Episode", "Toolset", "publish_tool", "publish_toolsets", "result_text", "tool"]
+__all__ = ["DEFAULT_EPISODE", "READ_ONLY", "Episode", "Toolset", "publish_tool", "publish_toolsets", "result_text", "tool"]
 
 
 def paragraphs(doc: str) -> str:
@@ -48,17 +53,24 @@ def paragraphs(doc: str) -> str:
     return "\n\n".join(" ".join(block.split("\n")) for block in doc.split("\n\n"))
 
 
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+"""A tool that only reads the server's own data: it changes nothing."""
+
+
 @dataclass(frozen=True)
 class ToolOptions:
     name: str | None = None
     batch: str | None = None
+    annotations: ToolAnnotations | None = None
 
 
-def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None, batch: str | None = None) -> Any:
+def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None, batch: str | None = None,
+         annotations: ToolAnnotations | None = None) -> Any:
     """Mark a ``Toolset`` method as a tool (``name``: another name than the method's; ``batch``: the name of the
-    method that answers a whole list of its calls at once)."""
+    method that answers a whole list of its calls at once; ``annotations``: this tool's, in place of the
+    toolset's)."""
     def mark(method: Callable[..., Any]) -> Callable[..., Any]:
-        method.__rlf_tool__ = ToolOptions(name, batch)  # type: ignore[attr-defined]
+        method.__rlf_tool__ = ToolOptions(name, batch, annotations)  # type: ignore[attr-defined]
         return method
 
     return mark(fn) if fn is not None else mark
@@ -69,6 +81,8 @@ class Toolset:
 
     blocking: bool = False
     """Whether sync tool methods block (run them in worker threads) rather than answer at once (run them inline)."""
+    annotations: ClassVar[ToolAnnotations | None] = None
+    """What the tools do to the world (MCP's tool annotations), unless a tool says otherwise; ``None``: unsaid."""
 
     def description_values(self) -> Mapping[str, Any]:
         """Values for the ``{placeholders}`` of the tools' docstrings (limits, say); none by default."""
@@ -92,7 +106,7 @@ class Toolset:
             doc = paragraphs(inspect.getdoc(method) or "")
             publish_tool(server, method, name=name, description=doc.format(**values) if values else doc,
                          batch_fn=getattr(self, options.batch) if options.batch else None, blocking=self.blocking,
-                         defaults=defaults.get(name, {}))
+                         defaults=defaults.get(name, {}), annotations=options.annotations or self.annotations)
 
 
 def single_form(name: str, fn: Callable[..., Any], signature: ToolSignature, blocking: bool) -> Callable[..., Any]:
@@ -113,14 +127,14 @@ def single_form(name: str, fn: Callable[..., Any], signature: ToolSignature, blo
 
 def publish_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | None = None,
                  description: str | None = None, batch_fn: BatchFn | None = None, blocking: bool = False,
-                 defaults: Mapping[str, Any] | None = None) -> None:
+                 defaults: Mapping[str, Any] | None = None, annotations: ToolAnnotations | None = None) -> None:
     """Register ``fn`` as tool ``name`` (default: its own name), with its batched form."""
     tool_name = name or fn.__name__
     signature = ToolSignature.of(fn, tool_name, defaults or {})
     meta = {wire.EPISODE_STATE: True} if signature.episode is not None else None
     server.add_tool(single_form(tool_name, fn, signature, blocking), name=tool_name,
                     description=description if description is not None else inspect.getdoc(fn), meta=meta,
-                    structured_output=False)
+                    structured_output=False, annotations=annotations)
     publish_batch_form(server, tool_name, invoker(fn, blocking), signature, batch_fn)
 
 

@@ -3,6 +3,7 @@ how it is asked, and how hard the client tries. A bad setting is a one-line ``Co
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -72,8 +73,9 @@ def _one_line(exc: pydantic.ValidationError) -> str:
     error = exc.errors()[0]
     name = ".".join(map(str, error["loc"])) or "settings"
     if error["type"] == "extra_forbidden":
-        known = ", ".join(JudgeConfig.model_fields)
-        return f"judge: unknown setting {name!r}; the judge's settings are {known}"
+        close = difflib.get_close_matches(name, list(JudgeConfig.model_fields), n=1, cutoff=0.75)
+        guess = f" (did you mean {close[0]!r}?)" if close else ""
+        return f"judge: unknown setting {name!r}{guess}; the judge's settings are {', '.join(JudgeConfig.model_fields)}"
     if error["type"] == "missing":
         return f"judge: {name!r} is required (e.g. judge={{'base_url': 'http://127.0.0.1:8001/v1', 'model': '...'}})"
     value = repr(error.get("input"))

@@ -6,11 +6,17 @@ from collections.abc import Iterable
 from typing import Any
 
 from rlfactory_reward_models.base import Reward, RewardInput, RewardModelBase
-from rlfactory_reward_models.qa_match import answer_list, exact_match, f1, scorable_answers, substring_match
+from rlfactory_reward_models.qa_match import (answer_list, exact_match, f1, normalize_answer, scorable_answers,
+                                              substring_match)
 
 __all__ = ["QAExactMatchReward"]
 
 _NO_ANSWER_PARTS = {"exact_match": 0.0, "f1": 0.0, "substring_match": 0.0, "format": 0.0}
+_SHOWN_CHARS = 200  # of the normalised answer, in the reason and in info
+
+
+def _shown(texts: list[str]) -> str:
+    return ", ".join(repr(text[:_SHOWN_CHARS]) for text in texts[:10]) + (" ..." if len(texts) > 10 else "")
 
 
 def _golden_answers(task: Any) -> list[str]:
@@ -32,8 +38,9 @@ class QAExactMatchReward(RewardModelBase):
     Otherwise ``format_score`` when an answer was given (non-empty after stripping white space), else 0.0 with
     reason ``"no final answer"`` — Search-R1's ``compute_score_em(..., format_score=...)``. ``parts`` always holds
     ``exact_match``, ``f1`` and ``substring_match`` of the answer against the golden answers, and ``format``
-    (1.0 when an answer was given). Odd answers (empty, huge, any unicode) are scored, never raised on; a task
-    without ``golden_answers`` is a ``TypeError``. A task whose every golden answer normalises to ``""`` is
+    (1.0 when an answer was given); ``info["answer_match"]`` the normalised answer and the normalised golden answers
+    it was compared with, and a wrong answer's ``reason`` says the same in words. Odd answers (empty, huge, any
+    unicode) are scored, never raised on; a task without ``golden_answers`` is a ``TypeError``. A task whose every golden answer normalises to ``""`` is
     unscored: 0.0 whatever the answer, with the reason (Search-R1 pays ``.`` or ``the`` there).
     """
 
@@ -63,7 +70,12 @@ class QAExactMatchReward(RewardModelBase):
             "substring_match": substring_match(answer, golden),
             "format": 1.0,
         }
-        return Reward(value=1.0 if em else self.format_score, parts=parts)
+        normalized, targets = normalize_answer(answer), scorable_answers(golden)
+        info = {"answer_match": {"normalized_answer": normalized[:_SHOWN_CHARS],
+                                 "normalized_golden": [target[:_SHOWN_CHARS] for target in targets[:10]]}}
+        reason = None if em else (f"no exact match: the answer normalises to {_shown([normalized])}, the golden "
+                                  f"answers to {_shown(targets)}")
+        return Reward(value=1.0 if em else self.format_score, parts=parts, reason=reason, info=info)
 
     async def score(self, item: RewardInput) -> Reward:
         """Score ``item.answer`` against ``item.task.golden_answers``."""

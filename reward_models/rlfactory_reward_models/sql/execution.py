@@ -3,7 +3,8 @@
 ``SqlExecutionReward`` scores 1.0 when the predicted query's result equals the gold query's result under the
 dataset's comparison (``rlfactory_reward_models.sql.compare``: Spider's permuted-column multisets with row order when
 the
-gold query orders its result at the top level, or BIRD's sets of rows), else 0.0 with the reason in ``Reward.reason``.
+gold query orders its result at the top level, or BIRD's sets of rows), else 0.0 with the reason in ``Reward.reason``;
+``Reward.info["execution"]`` counts the databases compared and the rows of both results on the main file.
 
 Strict where a policy could game the official evaluators: the prediction must be exactly one read-only query
 (checked with sqlglot; several statements, writes, ATTACH, PRAGMA score 0), it runs on a read-only connection
@@ -183,24 +184,27 @@ class SqlExecutionReward(RewardModelBase):
                     continue
                 return Reward(0.0, _parts(0.0, 0.0, 1.0), f"gold query failed{_on(database, suite)}: {exc}")
         unscored = self.empty_gold == "unscored" and not any(gold.rows for _, gold in checks)
+        info = {"execution": {"databases": len(checks), "gold_rows": len(checks[0][1].rows) if checks else None}}
         try:
             predicted_effective = self._effective(predicted)
         except UnsafeQuery as exc:
-            return Reward(0.0, _parts(0.0, 0.0, 1.0), f"refused: {exc}")
+            return Reward(0.0, _parts(0.0, 0.0, 1.0), f"refused: {exc}", info)
         for database, gold in checks:
             try:
                 pred = database.execute(predicted_effective, self.limits, truncate=False)
             except QueryError as exc:
-                return Reward(0.0, _parts(0.0, 0.0, 1.0), f"{exc.kind}{_on(database, suite)}: {exc}")
+                return Reward(0.0, _parts(0.0, 0.0, 1.0), f"{exc.kind}{_on(database, suite)}: {exc}", info)
+            info["execution"].setdefault("predicted_rows", len(pred.rows))  # on the main file
             if unscored:
                 continue
             match = results_match(self.comparison, gold, pred, order_matters)
             if not match:
-                return Reward(0.0, _parts(0.0, 1.0, 1.0), f"result differs{_on(database, suite)}: {match.reason}")
+                return Reward(0.0, _parts(0.0, 1.0, 1.0), f"result differs{_on(database, suite)}: {match.reason}",
+                              info)
         if unscored:
             return Reward(0.0, _parts(0.0, 1.0, 1.0), "the gold result is empty on every database of the suite: "
-                                                     "unscored (empty_gold='unscored')")
-        return Reward(1.0, _parts(1.0, 1.0, 1.0))
+                                                     "unscored (empty_gold='unscored')", info)
+        return Reward(1.0, _parts(1.0, 1.0, 1.0), info=info)
 
     def databases(self, db_id: str) -> tuple[tuple[Any, ...], bool]:
         """The databases a prediction for ``db_id`` must match on, the main file first, and whether the others

@@ -1,7 +1,8 @@
 """A child process's stderr: forwarded to ours as it arrives, and its last lines kept for an error message.
 
 The child gets the write end of a pipe as its stderr; the event loop reads the other end as data comes, so a
-server that writes a lot never blocks on a full pipe, and no thread is involved.
+server that writes a lot never blocks on a full pipe, and no thread is involved. Inside ``servers_quiet()`` nothing
+is forwarded (the property tests run a server's tools thousands of times); the tail is kept all the same.
 """
 
 from __future__ import annotations
@@ -11,9 +12,26 @@ import codecs
 import contextlib
 import os
 import sys
+import threading
+from collections.abc import Iterator
 from typing import TextIO
 
 END_WAIT_S = 1.0  # for the last of a dead child's stderr; only a descendant still holding the pipe makes it last
+_quiet = 0  # how many servers_quiet() blocks are open, in any thread
+_quiet_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def servers_quiet() -> Iterator[None]:
+    """While the block runs, children's stderr is not forwarded to ours (its last lines are still kept)."""
+    global _quiet
+    with _quiet_lock:
+        _quiet += 1
+    try:
+        yield
+    finally:
+        with _quiet_lock:
+            _quiet -= 1
 
 
 class StderrTail(asyncio.Protocol):
@@ -85,7 +103,7 @@ class StderrTail(asyncio.Protocol):
             del self._tail[:-self._max_bytes]
             self._cut = True
         stream = sys.stderr
-        if stream is not None:
+        if stream is not None and not _quiet:
             with contextlib.suppress(OSError, ValueError):  # our stderr is closed or broken: keep the tail anyway
                 stream.write(self._decoder.decode(data))
                 stream.flush()

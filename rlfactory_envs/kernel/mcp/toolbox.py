@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Coroutine, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from rlfactory_envs.kernel.errors import ConfigError
@@ -41,13 +41,16 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class ToolSpec:
     """A tool as the model sees it: name, description and the JSON schema of its arguments; ``episode_state``: the
-    server keeps state per episode for it (its ``_meta`` says ``wire.EPISODE_STATE``)."""
+    server keeps state per episode for it (its ``_meta`` says ``wire.EPISODE_STATE``); ``annotations``: what its
+    server says it does to the world (MCP's tool annotations by their wire names: ``readOnlyHint``,
+    ``destructiveHint``, ``idempotentHint``, ``openWorldHint``; only those it gave)."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
     server: str
     episode_state: bool = False
+    annotations: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def openai_schema(self) -> dict[str, Any]:
         """The OpenAI function-tool form that chat templates (Qwen3's included) render."""
@@ -112,8 +115,9 @@ class Toolbox:
                     raise ConfigError(f"tool {tool.name!r} is offered by both server {self._route[tool.name].name!r} "
                                      f"and server {client.name!r}; rename one")
                 self._route[tool.name] = client
+                hints = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
                 self._specs.append(ToolSpec(tool.name, tool.description or "", dict(tool.input_schema), client.name,
-                                            (tool.meta or {}).get(wire.EPISODE_STATE) is True))
+                                            (tool.meta or {}).get(wire.EPISODE_STATE) is True, hints))
         self._by_name = {spec.name: spec for spec in self._specs}
 
     async def _close_all(self) -> None:

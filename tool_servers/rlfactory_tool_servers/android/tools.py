@@ -7,11 +7,12 @@ import json
 from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
 
 from rlfactory_tool_servers.android.phone.actions import perform
 from rlfactory_tool_servers.android.phone.device import DeviceError
 from rlfactory_tool_servers.android.sessions import DeviceStore, Session
-from rlfactory_tool_servers.toolset import DEFAULT_EPISODE, Episode, Toolset, tool
+from rlfactory_tool_servers.toolset import DEFAULT_EPISODE, READ_ONLY, Episode, Toolset, tool
 
 ENV_TOOLS = ("device_open", "device_verify", "device_close")
 """The tools an env calls itself and hides from the model."""
@@ -20,7 +21,9 @@ ENV_TOOLS = ("device_open", "device_verify", "device_close")
 class AndroidTools(Toolset):
     """The action tools, ``get_screen`` and the env's tools. A real phone's calls (adb commands, seconds each) run
     in a worker thread (``blocking``), so they never stall the server's loop; a simulated phone's run inline
-    (microseconds)."""
+    (microseconds). Each acts on the episode's own phone: a closed world."""
+
+    annotations = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 
     def __init__(self, store: DeviceStore | None = None):
         self.store = store if store is not None else DeviceStore()
@@ -94,7 +97,7 @@ class AndroidTools(Toolset):
         """Answer the user's question with text; this ends the task."""
         return self._act(episode, "answer", {"text": text})
 
-    @tool
+    @tool(annotations=READ_ONLY)
     def get_screen(self, episode: Episode = DEFAULT_EPISODE) -> str:
         """Show the current screen's UI elements again."""
         return self._phone(episode).screen()

@@ -4,8 +4,11 @@ the description.
 ``build_server(["package.module:function", ...])`` serves each function under its own name, with a batched form
 (``NAME_batch``, see ``toolset``) that the toolbox merges concurrent calls into. A function may be sync or async; a
 sync one runs in a worker thread, so a slow tool never stalls the server's other calls. A function that raises
-answers with an error result naming the tool and the error. A parameter annotated ``toolset.Episode`` receives the
-episode the call belongs to (from the request's ``_meta``), so a function can keep state per episode.
+answers with an error result naming the tool, the exception's type and its message (``Error executing tool convert:
+ValueError: cannot convert mass to length``), which the model reads, and the server logs nothing for it: the
+function is the user's, and its reasons are meant for the model (an ``MCPServer`` of one's own shows the model only
+``Error executing tool convert`` unless the tool raises the SDK's ``ToolError``). A parameter annotated
+``toolset.Episode`` receives the episode the call belongs to (from the request's ``_meta``), so a function can keep state per episode.
 
 Functions that cannot be imported by name (a lambda, a closure, one defined in a notebook) are served in-process
 only: ``local_ref(fn)`` registers ``fn`` in this process and returns the ``"local:..."`` reference to pass instead.
@@ -14,13 +17,16 @@ only: ``local_ref(fn)`` registers ``fn`` in this process and returns the ``"loca
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import itertools
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from mcp import MCPError
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 from rlfactory_tool_servers.functions.callable_ref import resolve_callable
 from rlfactory_tool_servers.toolset import publish_tool
@@ -86,5 +92,41 @@ def build_server(argv: Sequence[str], prog: str = PROG) -> MCPServer:
         if name in seen:
             parser.error(f"{ref!r} and {seen[name]!r} are both named {name!r}: tool names must be unique")
         seen[name] = ref
-        publish_tool(server, fn, name=name, description=inspect.getdoc(fn), blocking=True)
+        publish_tool(server, reasons_for_the_model(fn), name=name, description=inspect.getdoc(fn), blocking=True)
     return server
+
+
+def reasons_for_the_model(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (same signature, sync or async) with any exception it raises turned into a ``ToolError`` that says
+    ``Type: message``: the SDK shows a ``ToolError``'s message to the model and logs it without a traceback."""
+    def reason(exc: Exception) -> ToolError:
+        return ToolError(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+
+    if inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def call_async(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await fn(*args, **kwargs)
+            except (ToolError, MCPError):
+                raise
+            except Exception as exc:  # noqa: BLE001 - the user's function: its reason is the model's to read
+                raise reason(exc) from exc
+
+        return _typed_as(call_async, fn)
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (ToolError, MCPError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - see call_async
+            raise reason(exc) from exc
+
+    return _typed_as(call, fn)
+
+
+def _typed_as(wrapper: Callable[..., Any], fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``wrapper`` with exactly ``fn``'s annotations (none for a builtin, whose signature is its text signature)."""
+    wrapper.__annotations__ = dict(getattr(fn, "__annotations__", None) or {})
+    return wrapper

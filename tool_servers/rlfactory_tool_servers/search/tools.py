@@ -12,7 +12,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from rlfactory_tool_servers.search.formatting import format_passages
 from rlfactory_tool_servers.search.passages import Passage, PassageSource
-from rlfactory_tool_servers.toolset import Toolset, tool
+from rlfactory_tool_servers.toolset import READ_ONLY, Toolset, tool
 
 NO_MATCH_TEXT = "No passages matched the query. Try other keywords."
 
@@ -29,6 +29,8 @@ class SearchLimits:
 class SearchTools(Toolset):
     """Checks search requests, retrieves, and formats the passages. A search retrieves ``max_topk`` passages and
     keeps the first ``topk``, so a request gets the same passages alone or in any batch."""
+
+    annotations = READ_ONLY
 
     def __init__(self, source: PassageSource, limits: SearchLimits = SearchLimits()) -> None:
         self.source = source

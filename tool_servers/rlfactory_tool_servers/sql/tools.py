@@ -21,7 +21,7 @@ from rlfactory_tool_servers.sql.formatting import format_rows
 from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog, FairSlots, UnknownDatabase
 from rlfactory_tool_servers.sql.sandbox.engine import SMALL_OBJECT_BYTES, QueryError, QueryLimits
 from rlfactory_tool_servers.sql.schema import UnknownTable, describe_table, list_tables
-from rlfactory_tool_servers.toolset import Episode, Toolset, tool
+from rlfactory_tool_servers.toolset import READ_ONLY, Episode, Toolset, tool
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,8 @@ class SqlLimits:
 
 class SqlTools(Toolset):
     """The three tools over ``catalog``; ``db_id`` selects the database (an env binds it to its task's)."""
+
+    annotations = READ_ONLY  # run_query takes read-only statements only
 
     def __init__(self, catalog: DatabaseCatalog, limits: SqlLimits = SqlLimits()):
         self.catalog = catalog

@@ -14,8 +14,9 @@ from dataclasses import asdict
 from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
 
-from rlfactory_tool_servers.toolset import DEFAULT_EPISODE, Episode, Toolset, tool
+from rlfactory_tool_servers.toolset import DEFAULT_EPISODE, READ_ONLY, Episode, Toolset, tool
 from rlfactory_tool_servers.travel.formatting import format_table
 from rlfactory_tool_servers.travel.names import before_parenthesis
 from rlfactory_tool_servers.travel.notebook import NotebookError, NotebookLimits, Notebooks
@@ -69,8 +70,14 @@ def _date(value: str) -> str:
 ENV_TOOLS = ("notebook_close",)
 """The tools an env calls itself and hides from the model."""
 
+NOTEBOOK_CHANGE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+"""The notebook tools change the episode's own notebook only."""
+
+
 class TravelTools(Toolset):
     """The eight tools over a sandbox, with a notebook per episode."""
+
+    annotations = READ_ONLY  # the lookups (the notebook's tools say otherwise)
 
     def __init__(self, sandbox: TravelSandbox, notebook_limits: NotebookLimits = NotebookLimits()) -> None:
         self.sandbox = sandbox
@@ -135,7 +142,7 @@ class TravelTools(Toolset):
                             f"{states}")
         return self._answered(episode, f"The cities in {state}: {', '.join(cities)}.")
 
-    @tool
+    @tool(annotations=NOTEBOOK_CHANGE)
     def notebook_write(self, description: str, episode: Episode = DEFAULT_EPISODE) -> str:
         """Record the result of your most recent search (search_flights, distance_matrix, search_accommodations,
         search_restaurants, search_attractions or search_cities) in the Notebook under a short description, and get
@@ -154,7 +161,7 @@ class TravelTools(Toolset):
         """Read every entry of the Notebook: its index, its Short Description and its Content."""
         return self.notebooks.read(episode)
 
-    @tool
+    @tool(annotations=NOTEBOOK_CHANGE)
     def notebook_close(self, episode: Episode = DEFAULT_EPISODE) -> str:
         """Drop this episode's Notebook (the env calls it when the episode ends)."""
         return "closed" if self.notebooks.close(episode) else "no notebook"
