@@ -104,20 +104,27 @@ def build(protocol: str, table: EpisodeTable) -> Any:
 
 
 def run(app: Any, args: argparse.Namespace, limits: ServiceLimits, on_listening: Any) -> None:
-    """Serve ``app`` with uvicorn: frames bounded, dead WebSocket clients found by pings, file descriptors raised
-    to the hard limit (a session is a connection)."""
+    """Serve ``app`` with uvicorn until stopped; file descriptors raised to the hard limit first (a session is a
+    connection)."""
     _raise_open_files()
-    config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, log_config=None,
-                            access_log=args.log_level in ("info", "debug"), ws_max_size=limits.max_request_bytes,
-                            ws_ping_interval=20.0, ws_ping_timeout=20.0, ws_per_message_deflate=False,
-                            backlog=min(max(2048, limits.max_sessions), 65535), timeout_keep_alive=60)
+    config = uvicorn_config(app, args.host, args.port, limits, args.log_level)
     AnnouncingServer(config, on_listening).run()
+
+
+def uvicorn_config(app: Any, host: str, port: int, limits: ServiceLimits, log_level: str = "warning",
+                   ) -> uvicorn.Config:
+    """How a door is served: frames bounded by ``max_request_bytes``, dead WebSocket clients found by pings every
+    20 s, a listen backlog for a burst of ``max_sessions`` connections."""
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level, log_config=None,
+                          access_log=log_level in ("info", "debug"), ws_max_size=limits.max_request_bytes,
+                          ws_ping_interval=20.0, ws_ping_timeout=20.0, ws_per_message_deflate=False,
+                          backlog=min(max(2048, limits.max_sessions), 65535), timeout_keep_alive=60)
 
 
 def announce(prog: str, args: argparse.Namespace, served: ServedEnv, port: int) -> None:
     if args.log_level == "error":
         return
-    given = f"; env kwargs: {json.dumps(served.kwargs, sort_keys=True, default=str)}" if served.kwargs else ""
+    given = f" (env kwargs: {json.dumps(served.kwargs, sort_keys=True, default=str)})" if served.kwargs else ""
     print(f"{prog}: serving {served.env_id} over {PROTOCOL_NAMES[args.protocol]} at "
           f"{http_url(args.host, port, '')}{given}", file=sys.stderr, flush=True)
 

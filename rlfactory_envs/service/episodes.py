@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.metadata
+import os
 import re
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
@@ -111,6 +113,8 @@ class Episode:
     """The chat messages the episode opened with (its last reset's)."""
     waiting: int = 0
     """Requests of this session waiting for its reset or step to finish."""
+    closed: bool = False
+    """The session was closed (by its client, or after ``idle_timeout_s`` without a request)."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def reset(self, timeout_s: float, seed: int | None, options: dict[str, Any] | None,
@@ -197,6 +201,7 @@ class EpisodeTable:
         if episode is None:
             return False
         self.closed += 1
+        episode.closed = True
         with contextlib.suppress(Exception):  # a failed release is the server's to log, never the caller's
             await episode.env.aclose()
         return True
@@ -216,6 +221,15 @@ class EpisodeTable:
         while True:
             await asyncio.sleep(interval)
             await self.close_idle()
+
+    def stats(self) -> dict[str, Any]:
+        """``GET /rlf/stats``: the sessions open, opened and closed, the toolbox's counters, and the process's
+        threads and file descriptors (flat over any number of sessions opened and closed)."""
+        fds = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+        return {"env_id": self.served.env_id, "sessions": len(self._episodes), "opened": self.opened,
+                "closed": self.closed, "max_sessions": self.limits.max_sessions,
+                "threads": threading.active_count(), "open_fds": fds,
+                "toolbox": self.served.prototype.toolbox.stats()}
 
     async def close_all(self) -> None:
         for session_id in list(self._episodes):

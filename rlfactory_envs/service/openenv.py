@@ -8,7 +8,7 @@
 connection (1009); a dead client is found by WebSocket pings and its session closed.
 
 HTTP: ``GET /health``, ``/metadata``, ``/schema``, ``/openapi.json``, ``POST /mcp`` (``tools/list``) as
-openenv-core serves them. ``POST /reset`` and ``/step`` keep state, unlike openenv-core's (which makes a fresh env
+openenv-core serves them, and ``GET /rlf/stats`` (sessions, toolbox counters, threads, file descriptors). ``POST /reset`` and ``/step`` keep state, unlike openenv-core's (which makes a fresh env
 for every request): a reset opens an episode (its ``episode_id``, given or made, is in the observation's ``info``),
 and ``POST /step {"action": {"response": TEXT}, "episode_id": ID}`` and ``GET /state?episode_id=ID`` continue it.
 Those episodes count against ``--max-sessions`` like connections and are closed when idle.
@@ -105,6 +105,12 @@ class OpenEnvService:
             while True:
                 message = await socket.receive()
                 if message["type"] == "websocket.disconnect":
+                    return
+                if episode.closed:
+                    idle = self.table.limits.idle_timeout_s
+                    await _send(socket, _error(f"the session was closed after {idle:g} s without a request "
+                                               "(--idle-timeout-s); connect again", "SESSION_ERROR"))
+                    await socket.close()
                     return
                 episode.last_active = time.monotonic()
                 reply = await self.answer(episode, message.get("text") or message.get("bytes") or b"")
@@ -226,6 +232,7 @@ def build_app(service: OpenEnvService) -> Starlette:
         Route("/step", route(service.http_step), methods=["POST"]),
         Route("/state", route(service.http_state)),
         Route("/mcp", route(service.mcp), methods=["POST"]),
+        Route("/rlf/stats", constant(service.table.stats)),
         WebSocketRoute("/ws", service.websocket),
     ]
     return Starlette(routes=routes, lifespan=service.table.lifespan)

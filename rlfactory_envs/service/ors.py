@@ -5,7 +5,7 @@ Discovery: ``GET /list_environments``, ``GET /{env}/tools``, ``/{env}/splits``, 
 ``/num_tasks``, ``/task``, ``/task_range``. A session: ``POST /create_session`` (SSE, the session id),
 ``POST /create`` (``X-Session-ID``; a ``task_spec`` or a ``split`` and ``index``: the env is reset on that task),
 ``GET /{env}/prompt``, ``/messages``, ``/task_tools``, ``POST /{env}/call`` (SSE: the tool output), ``POST /ping``
-(keeps it open; one idle ``--idle-timeout-s`` is closed), ``POST /delete``. The paths without ``/{env}`` answer the
+(keeps it open; one idle ``--idle-timeout-s`` is closed), ``POST /delete``; ``GET /rlf/stats`` as for OpenEnv. The paths without ``/{env}`` answer the
 same (the ORS server redirects them to its first environment). Errors are ``{"detail": ...}``: 400 a bad request,
 404 an unknown environment or session, 413 a body over ``--max-request-bytes``, 429 a session sent more calls than
 wait at once, 503 (``Retry-After``) over ``--max-sessions``. See ``ors_wire`` for how an env reads as ORS.
@@ -253,6 +253,7 @@ def build_app(service: OrsService) -> Starlette:
         ("/create", service.create, "POST"),
         ("/delete", service.delete, "POST"),
         ("/ping", service.ping, "POST"),
+        ("/rlf/stats", lambda r: value(service.table.stats), "GET"),
     ]
     routes = [Route(path, handler(answer), methods=[method]) for path, answer, method in root]
     for path, answer, method in scoped:
