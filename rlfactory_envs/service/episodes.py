@@ -133,6 +133,11 @@ class Episode:
             self.steps += 1
             return result
 
+    async def truncate(self, timeout_s: float, reason: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """End the running episode as truncated for ``reason`` (``ToolEnv.atruncate``), within ``timeout_s``."""
+        async with self._turn():
+            return await _within(self.env.atruncate(reason), timeout_s, "truncation")
+
     @contextlib.asynccontextmanager
     async def _turn(self) -> AsyncIterator[None]:
         """Hold the episode for one reset or step; ``TooManyWaiting`` when ``MAX_WAITING`` requests already wait."""

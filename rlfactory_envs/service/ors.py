@@ -34,6 +34,8 @@ from rlfactory_envs.service import ors_wire as wire
 from rlfactory_envs.service.episodes import Episode, EpisodeTable, SessionLimitReached, TooManyWaiting
 from rlfactory_envs.service.http_json import RequestError, error_response, json_response, read_json, type_name
 
+MAX_LISTED = 1000
+"""Tasks one request lists at most: a bigger split is read with ``num_tasks`` and ``task``/``task_range``."""
 LINGER_S = 60.0
 """How long a call's result is kept after it finished, for a client that lost the stream and asks again."""
 HEARTBEAT_S = 10.0
@@ -54,9 +56,15 @@ class OrsService:
         if name is not None and name.lower() != self.served.name:
             raise RequestError(404, f"unknown environment {name!r}; this server serves {self.served.name!r}")
 
-    def tasks(self) -> list[dict[str, Any]]:
+    async def tasks(self, start: int | None = None, stop: int | None = None) -> list[dict[str, Any]]:
+        """The task dicts of ``tasks[start:stop]``, built on a worker thread (a family may build a task slowly: an
+        Android task makes its setup); 400 past ``MAX_LISTED``."""
         env = self.served.prototype
-        return [env.task_to_dict(task) for task in env.tasks]
+        indices = range(len(env.tasks))[start:stop]
+        if len(indices) > MAX_LISTED:
+            raise RequestError(400, f"{len(indices):,} tasks asked for, over {MAX_LISTED:,} a request: read them "
+                                    "with num_tasks and task_range (or get_task) a part at a time")
+        return await asyncio.to_thread(lambda: [env.task_to_dict(env.tasks[i]) for i in indices])
 
     async def split_of(self, request: Request) -> dict[str, Any]:
         body = await self.body(request)
@@ -75,17 +83,17 @@ class OrsService:
         start, stop = body.get("start"), body.get("stop")
         if any(v is not None and (isinstance(v, bool) or not isinstance(v, int)) for v in (start, stop)):
             raise RequestError(400, "start and stop must be whole numbers or null")
-        return json_response({"tasks": self.tasks()[start:stop], "env_name": self.served.name})
+        return json_response({"tasks": await self.tasks(start, stop), "env_name": self.served.name})
 
     async def task(self, request: Request) -> Response:
         body = await self.split_of(request)
-        return json_response({"task": self.task_at(body.get("index")), "env_name": self.served.name})
+        return json_response({"task": await self.task_at(body.get("index")), "env_name": self.served.name})
 
-    def task_at(self, index: Any) -> dict[str, Any]:
+    async def task_at(self, index: Any) -> dict[str, Any]:
         tasks = self.served.prototype.tasks
         if isinstance(index, bool) or not isinstance(index, int) or not -len(tasks) <= index < len(tasks):
             raise RequestError(400, f"Invalid index {index!r}: the split has {len(tasks)} tasks")
-        return self.served.prototype.task_to_dict(tasks[index])
+        return (await self.tasks(index, index + 1 or None))[0]
 
     # -- sessions --------------------------------------------------------------------------------------------
 
@@ -99,7 +107,7 @@ class OrsService:
 
     async def create(self, request: Request) -> Response:
         sid, body = session_id(request), await self.body(request)
-        task = self.task_of(body)
+        task = await self.task_of(body)
         if self.table.get(sid) is not None:
             raise RequestError(400, "Session already exists")
         try:
@@ -115,7 +123,7 @@ class OrsService:
             raise RequestError(500, f"the reset failed: {type(exc).__name__}: {exc}") from None
         return json_response({"sid": sid})
 
-    def task_of(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def task_of(self, body: dict[str, Any]) -> dict[str, Any]:
         """The task a ``/create`` body names: its ``task_spec``, or the task at ``index`` of ``split``."""
         if body.get("toolset_name") is not None:
             raise RequestError(400, f"unknown toolset {body['toolset_name']!r}: an rlf env has its own tools only")
@@ -131,7 +139,7 @@ class OrsService:
             return spec
         if split != wire.SPLIT:
             raise RequestError(400, f"Invalid split {split!r}: this env has one, {wire.SPLIT!r}")
-        return self.task_at(index)
+        return await self.task_at(index)
 
     async def delete(self, request: Request) -> Response:
         sid = session_id(request)
@@ -174,11 +182,16 @@ class OrsService:
             names = [spec.name for spec in env.tool_specs] + [wire.terminal_tool_name(env)]
             return json.dumps(wire.tool_error(f"{name!r} is not a valid tool; the tools are {', '.join(names)}",
                                               "not_found"))
+        timeout = self.table.limits.step_timeout_s
         try:
-            step = await episode.step(self.table.limits.step_timeout_s, wire.action_text(env, name, arguments))
+            _, reward, terminated, truncated, info = await episode.step(timeout, wire.action_text(env, name, arguments))
+            if name == wire.terminal_tool_name(env) and not (terminated or truncated):
+                feedback = wire.tool_output(reward, terminated, truncated, info)["output"]["blocks"]
+                _, reward, terminated, truncated, info = await episode.truncate(timeout, wire.UNREAD_ANSWER)
+                info["feedback"] = [block["text"] for block in feedback]
         except EpisodeOver:
             return json.dumps(wire.tool_error("the episode is over; no more calls are run", "episode_finished"))
-        return json.dumps(wire.tool_output(*step[1:]), ensure_ascii=False, default=str)
+        return json.dumps(wire.tool_output(reward, terminated, truncated, info), ensure_ascii=False, default=str)
 
 
 def session_id(request: Request) -> str:
@@ -233,8 +246,7 @@ def build_app(service: OrsService) -> Starlette:
     scoped: list[tuple[str, Callable[[Request], Any], str]] = [
         ("/tools", lambda r: value(lambda: wire.list_tools(env)), "GET"),
         ("/splits", lambda r: value(lambda: [{"name": wire.SPLIT, "type": "train"}]), "GET"),
-        ("/tasks", lambda r: _then(service.split_of(r), lambda _: {"tasks": service.tasks(),
-                                                                   "env_name": served.name}), "POST"),
+        ("/tasks", service.task_range, "POST"),
         ("/num_tasks", lambda r: _then(service.split_of(r), lambda _: {"num_tasks": len(env.tasks)}), "POST"),
         ("/task", service.task, "POST"),
         ("/task_range", service.task_range, "POST"),

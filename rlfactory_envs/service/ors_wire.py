@@ -4,7 +4,9 @@
   dataset (serve another dataset with ``--set data_path=...``); a task is the env's task dict.
 - Tools are the tools the model sees (``tool_specs``: the task's bound arguments hidden), plus a ``@terminal``
   tool, ``submit`` (another name if the env has a tool so named), that the harness calls with the model's final
-  plain message: the message is the answer (wrapped in the env's answer tags unless it has them).
+  plain message: the message is the answer (wrapped in the env's answer tags unless it has them). It always ends
+  the episode: an answer the env cannot read (``answer_problem``, a travel plan that does not parse) ends it
+  truncated (``final_message_unread``), scored as one without an answer, the env's words in ``feedback``.
 - A call is one turn of the env: the call written in the env's chat format (``ChatFormat.render_call``) is the
   response it steps. The output's blocks are the tools' results and the env's feedback; ``finished`` says the
   episode ended (terminated or truncated), ``reward`` is the episode's reward then (a turn's process reward, when
@@ -20,6 +22,8 @@ from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.tool_call import ToolCall
 
 SPLIT = "train"
+UNREAD_ANSWER = "final_message_unread"
+"""The truncation reason of an episode whose final message (the terminal tool's) held no answer the env reads."""
 TERMINAL_NAMES = ("submit", "submit_answer", "final_answer")
 TERMINAL_ARG = "answer"
 CHUNK_CHARS = 4096
@@ -72,7 +76,7 @@ def is_known_tool(env: ToolEnv, name: str) -> bool:
 
 def tool_output(reward: float, terminated: bool, truncated: bool, info: dict[str, Any]) -> dict[str, Any]:
     """ORS's ``RunToolSuccess`` for one step of the env."""
-    texts = [result["text"] for result in info.get("tool_results", [])]
+    texts = [result["text"] for result in info.get("tool_results", [])] + list(info.get("feedback", []))
     texts += [m["content"] for m in info.get("messages", []) if m.get("role") == "user" and m.get("content")]
     finished = terminated or truncated
     if finished:
