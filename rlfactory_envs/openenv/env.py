@@ -1,13 +1,15 @@
 """``rlf/OpenEnv-v0``: a running OpenEnv server played as an rlf env.
 
     env = make_env("rlf/OpenEnv-v0", base_url="http://127.0.0.1:8000")   # or RLF_OPENENV_URL
+    env = make_env("rlf/OpenEnv-v0")   # no server given: the embedded sample (``SAMPLE_ENV`` behind our own door)
 
 Each env holds one session of the server (its WebSocket, ``session``), opened on the first reset. The model's raw
 response is the action: the text goes into the server's action field (``action_field``, by default the one
 required string field of the action schema the server's ``/schema`` gives). The server's observation becomes text:
 its ``observation_field`` (by default the first string field of the observation schema), or the observation as
 JSON; after a step it is written as the chat format's user turn (``ChatFormat.observation``), so the transcript
-reads as every rlf env's.
+reads as every rlf env's. A server whose observation says ``truncated`` (an rlf env behind ``rlf serve env``) ends
+the episode truncated, with its ``truncation_reason``.
 
 Tasks are seeds: ``num_tasks`` tasks, task ``i`` resets the server with ``seed=i`` (and ``reset_kwargs``), so
 ``reset(seed=s)`` draws the same task, and ``options={"task": {"seed": 7}}`` pins one. The server's ``done`` ends
@@ -37,9 +39,13 @@ from rlfactory_envs.kernel.runtime import Parts, Runtime
 from rlfactory_envs.kernel.settings import EnvSettings, EpisodeLimits
 from rlfactory_envs.kernel.task_source import TaskSource
 from rlfactory_envs.openenv.session import OpenEnvSession, ServerRefused
+from rlfactory_envs.service.background import BackgroundDoor
 from rlfactory_reward_models.base import Reward, RewardInput, RewardModelBase
 
 NOT_OBSERVED = ("done", "reward", "metadata")
+SAMPLE_ENV = "rlf/MCP-v0"
+"""What plays when no ``base_url`` is given: the generic env's embedded arithmetic sample, served over OpenEnv by
+``rlf serve env``'s door on a thread of this process (stopped when the last env playing it closes)."""
 
 
 class OpenEnvSettings(EnvSettings):
@@ -97,8 +103,10 @@ class OpenEnvEnv(ToolEnv):
 
     @classmethod
     def build_runtime(cls, settings: OpenEnvSettings, parts: Parts) -> OpenEnvRuntime:
-        if not settings.base_url:
-            raise ConfigError("rlf/OpenEnv-v0 needs base_url, the OpenEnv server's URL (or RLF_OPENENV_URL)")
+        if not settings.base_url:  # the embedded sample: an rlf env behind our own door, on a thread of this process
+            sample = parts.part(("openenv-sample", SAMPLE_ENV), lambda: BackgroundDoor(SAMPLE_ENV, env_kwargs={"max_turns": 1000}),
+                                close_when_idle=True)
+            settings = settings.model_copy(update={"base_url": sample.url})
         action_field, observation_field = read_schema(settings)
         tasks = TaskSource([SeedTask(f"seed-{i}", i) for i in range(settings.num_tasks)], settings.base_url)
         no_tools = parts.part(("toolbox", "none"), lambda: Toolbox(McpConfig(servers={})), close_when_idle=True)
@@ -125,16 +133,18 @@ class OpenEnvEnv(ToolEnv):
         payload = {self.runtime.action_field: action[:limit]}
         try:
             reply = await self.toolbox.run_async(self._session.request("step", payload))
-            text, reward, done = self._text(reply.get("observation")), _number(reply.get("reward")), bool(
-                reply.get("done"))
+            observation = reply.get("observation")
+            text, reward, done = self._text(observation), _number(reply.get("reward")), bool(reply.get("done"))
+            cut = done and isinstance(observation, Mapping) and observation.get("truncated") is True
         except ServerRefused as exc:
-            text, reward, done = f"The environment refused the action: {exc}", 0.0, False
+            text, reward, done, cut = f"The environment refused the action: {exc}", 0.0, False, False
         self._return += reward
         info = {**self._base_info(turn), "tool_calls": [], "parse_errors": [], "tool_results": [],
                 "server_reward": reward}
         assistant = {"role": "assistant", "content": action}
         if done or turn >= self.max_turns:
-            return self._end(turn, action, assistant, info, terminated=done)
+            reason = observation.get("truncation_reason") if cut else "max_turns"
+            return self._end(turn, action, assistant, info, terminated=done and not cut, reason=reason)
         user = {"role": "user", "content": text}
         obs = self.chat_format.observation(action, [], text)
         self._record(turn, action, obs, [assistant, user])
@@ -142,14 +152,14 @@ class OpenEnvEnv(ToolEnv):
         return obs, 0.0, False, False, info
 
     def _end(self, turn: int, action: str, assistant: dict[str, Any], info: dict[str, Any], *,
-             terminated: bool) -> tuple[str, float, bool, bool, dict[str, Any]]:
+             terminated: bool, reason: str | None) -> tuple[str, float, bool, bool, dict[str, Any]]:
         self._done = True
         self.last_reward = Reward(self._return, {"server_return": self._return}, None)
         self._record(turn, action, "", [assistant])
         info.update(messages=[dict(assistant)], answer=None, reward_parts={"server_return": self._return},
                     reward_reason=None)
         if not terminated:
-            info["truncation_reason"] = "max_turns"
+            info["truncation_reason"] = reason or "server"
         self._episode_open = False
         return "", self._return, terminated, not terminated, info
 

@@ -110,11 +110,15 @@ def test_an_rlf_env_through_our_door_and_back_plays_the_same():
             local.close()
 
 
-def test_no_server_is_one_line():
+def test_no_server_there_is_one_line_and_no_server_given_plays_the_embedded_sample():
     with pytest.raises(ConfigError, match="cannot read http://127.0.0.1:9/schema"):
         make_env("rlf/OpenEnv-v0", base_url="http://127.0.0.1:9")
-    with pytest.raises(ConfigError, match="needs base_url"):
-        make_env("rlf/OpenEnv-v0")
-    done = subprocess.run([sys.executable, "-m", "rlfactory_envs.cli", "rollout", "rlf/OpenEnv-v0", "-n", "1"],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "needs base_url" in done.stderr
+    done = subprocess.run([sys.executable, "-m", "rlfactory_envs.cli", "rollout", "rlf/OpenEnv-v0", "-n", "1",
+                           "--set", "base_url=http://127.0.0.1:9"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "cannot read http://127.0.0.1:9/schema" in done.stderr
+    env = make_env("rlf/OpenEnv-v0")
+    try:
+        obs, _ = env.reset(seed=0)
+        assert env.runtime.base_url.startswith("http://127.0.0.1:") and "How many" in obs
+    finally:
+        env.close()

@@ -6,13 +6,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
-
-import uvicorn
 
 from tests.server_process import server_process
 
@@ -34,25 +30,14 @@ def serve_command(ref: str, protocol: str, *args: str) -> Iterator[str]:
 @contextmanager
 def serving(ref: str, protocol: str = "openenv", env_kwargs: dict[str, Any] | None = None,
             token: str | None = None, **limits: Any) -> Iterator[tuple[str, Any]]:
-    """The door of ``ref`` served by uvicorn on a thread of this process; yields its URL and its ``EpisodeTable``."""
+    """The door of ``ref`` served on a thread of this process; yields its URL and its ``EpisodeTable``."""
     from rlfactory_envs.service.access import TokenGuard
-    from rlfactory_envs.service.command import build, uvicorn_config
-    from rlfactory_envs.service.episodes import EpisodeTable, ServedEnv, ServiceLimits
+    from rlfactory_envs.service.background import BackgroundDoor
+    from rlfactory_envs.service.episodes import ServiceLimits
 
-    served = ServedEnv.open(ref, env_kwargs)
-    table = EpisodeTable(served, ServiceLimits(**limits))
-    app = build(protocol, table)
-    server = uvicorn.Server(uvicorn_config(TokenGuard(app, token) if token else app, "127.0.0.1", 0, table.limits))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
+    door = BackgroundDoor(ref, protocol, env_kwargs, ServiceLimits(**limits),
+                          wrap=(lambda app: TokenGuard(app, token)) if token else None)
     try:
-        deadline = time.monotonic() + 60
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "the door did not start"
-            time.sleep(0.02)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        yield f"http://127.0.0.1:{port}", table
+        yield door.url, door.table
     finally:
-        server.should_exit = True
-        thread.join(30)
-        served.close()
+        door.close()
