@@ -16,6 +16,7 @@ Those episodes count against ``--max-sessions`` like connections and are closed 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import time
@@ -34,6 +35,7 @@ from rlfactory_envs.service.episodes import Episode, EpisodeTable, SessionLimitR
 from rlfactory_envs.service.http_json import RequestError, error_response, json_response, read_json, type_name
 
 CAPACITY_REACHED = "CAPACITY_REACHED"
+REFUSAL_GRACE_S = 5.0
 BAD_REQUEST = (ValueError, KeyError, TypeError, ConfigError, wire.FrameError)
 """What a reset or step raises on a request that cannot be served as asked (a bad option, an unknown task id)."""
 
@@ -91,14 +93,24 @@ class OpenEnvService:
         try:
             session_id, episode = self.table.open()
         except SessionLimitReached as exc:
-            await _send(socket, _error(str(exc), CAPACITY_REACHED, active_sessions=exc.active,
-                                       max_sessions=exc.limit))
-            await socket.close(1013)
+            await self._refuse(socket, _error(str(exc), CAPACITY_REACHED, active_sessions=exc.active,
+                                              max_sessions=exc.limit))
             return
         try:
             await self._serve(socket, episode)
         finally:
             await self.table.close(session_id)
+
+    @staticmethod
+    async def _refuse(socket: WebSocket, error: dict[str, Any]) -> None:
+        """Say ``error``, and again to the client's first frame (within a few seconds), then close (1013): a
+        client that sends its reset right after connecting reads the error, not a closed connection."""
+        await _send(socket, error)
+        with contextlib.suppress(WebSocketDisconnect, asyncio.TimeoutError):
+            if (await asyncio.wait_for(socket.receive(), REFUSAL_GRACE_S))["type"] != "websocket.disconnect":
+                await _send(socket, error)
+        with contextlib.suppress(RuntimeError):
+            await socket.close(1013)
 
     async def _serve(self, socket: WebSocket, episode: Episode) -> None:
         with contextlib.suppress(WebSocketDisconnect):
