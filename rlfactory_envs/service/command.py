@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import resource
 import sys
 from collections.abc import Sequence
@@ -116,6 +117,7 @@ def uvicorn_config(app: Any, host: str, port: int, limits: ServiceLimits, log_le
     """How a door is served: frames bounded by ``max_request_bytes``, dead WebSocket clients found by pings every
     20 s, a listen backlog for a burst of ``max_sessions`` connections."""
     return uvicorn.Config(app, host=host, port=port, log_level=log_level, log_config=None,
+                          ws="websockets",
                           access_log=log_level in ("info", "debug"), ws_max_size=limits.max_request_bytes,
                           ws_ping_interval=20.0, ws_ping_timeout=20.0, ws_per_message_deflate=False,
                           backlog=min(max(2048, limits.max_sessions), 65535), timeout_keep_alive=60)

@@ -164,8 +164,11 @@ class Episode:
 
 async def _within(coroutine: Any, timeout_s: float, what: str) -> Any:
     try:
+        if hasattr(asyncio, "timeout"):  # Python 3.11+: no task of its own per step, unlike wait_for
+            async with asyncio.timeout(timeout_s):
+                return await coroutine
         return await asyncio.wait_for(coroutine, timeout_s)
-    except asyncio.TimeoutError:
+    except (TimeoutError, asyncio.TimeoutError):
         raise StepTimeout(f"the {what} took longer than {timeout_s:g} s (--step-timeout-s) and was cancelled") \
             from None
 

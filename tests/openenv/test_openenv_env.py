@@ -1,5 +1,5 @@
 """``rlf/OpenEnv-v0`` against servers built with openenv-core: a guessing game on openenv-core's own server
-(``guess_server.py``), which passes the env-semantics properties and plays with ``EnvBatch``; and an rlf env served
+(``benchmarks/openenv_stub_server.py``), which passes the env-semantics properties and plays with ``EnvBatch``; and an rlf env served
 through our own OpenEnv door and played back as ``rlf/OpenEnv-v0``."""
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ import pytest
 
 from rlfactory_envs import EnvBatch, make_env
 from rlfactory_envs.kernel.errors import ConfigError
+from tests.conftest import REPO_ROOT
 from tests.server_process import server_process
 from tests.service.conftest import serve_command
 
 pytest.importorskip("openenv.core", reason="the OpenEnv server under test is built with openenv-core "
                                            "(pip install .[openenv])")
 
-GUESS_SERVER = Path(__file__).with_name("guess_server.py")
+GUESS_SERVER = REPO_ROOT / "benchmarks" / "openenv_stub_server.py"
 
 
 @pytest.fixture(scope="module")

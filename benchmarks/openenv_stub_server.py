@@ -1,6 +1,6 @@
 """An environment server built with openenv-core itself (``Environment``, ``Action``/``Observation``/``State``,
 ``create_app``), as its example envs are: guess a secret number between 1 and 100 drawn from the reset's seed; each
-guess is told higher, lower or right (reward 1.0, done). ``python guess_server.py [--max-sessions N]`` prints
+guess is told higher, lower or right (reward 1.0, done). ``python benchmarks/openenv_stub_server.py [--max-sessions N]`` prints
 ``listening on PORT`` once it serves. The side of ``rlf bench --only env_service`` that is OpenEnv's own server also
 runs it (``--echo``: a stub that echoes the message, the bench's comparable env)."""
 
