@@ -127,24 +127,39 @@ async def held(side: str, url: str, sessions: int) -> tuple[int, Any]:
     return sum(s is not None for s in sockets), [s for s in sockets if s is not None]
 
 
-async def stepping(side: str, url: str, sessions: int, seconds: float) -> int:
-    """Steps answered to ``sessions`` connections stepping back to back for ``seconds``."""
+async def stepping(side: str, url: str, sessions: int, seconds: float,
+                   cpu_s: Any) -> tuple[int, int, float, float]:
+    """Open ``sessions`` connections (in waves) and reset each; then all step back to back for ``seconds``. The
+    steps answered, the sessions that stepped, and the wall and server CPU seconds (``cpu_s()``) of the stepping."""
     from websockets.asyncio.client import connect
 
+    async def opened(i: int) -> Any:
+        try:
+            socket = await connect(url.replace("http", "ws") + "/ws", open_timeout=120, max_size=None)
+            await asyncio.wait_for(_ask(socket, {"type": "reset", "data": {"seed": i}}), 300)
+            return socket
+        except Exception:  # noqa: BLE001 - a session the server did not take
+            return None
+
+    sockets: list[Any] = []
+    for start in range(0, sessions, 256):
+        sockets += await asyncio.gather(*(opened(i) for i in range(start, min(sessions, start + 256))))
+    live = [socket for socket in sockets if socket is not None]
+    counts = [0] * len(live)
+    started, cpu_before = time.perf_counter(), cpu_s()
     stop = time.monotonic() + seconds
-    counts = [0] * sessions
 
-    async def one(i: int) -> None:
-        async with connect(url.replace("http", "ws") + "/ws", max_size=None) as socket:
-            await _ask(socket, {"type": "reset", "data": {"seed": i}})
-            frame = {"type": "step", "data": action(side, f"step of session {i}")}
-            while time.monotonic() < stop:
-                if (await _ask(socket, frame))["type"] != "observation":
-                    raise RuntimeError("a step failed")
-                counts[i] += 1
+    async def one(i: int, socket: Any) -> None:
+        frame = {"type": "step", "data": action(side, f"step of session {i}")}
+        while time.monotonic() < stop:
+            if (await _ask(socket, frame))["type"] != "observation":
+                raise RuntimeError("a step failed")
+            counts[i] += 1
 
-    await asyncio.gather(*(one(i) for i in range(sessions)))
-    return sum(counts)
+    await asyncio.gather(*(one(i, socket) for i, socket in enumerate(live)))
+    wall, cpu = time.perf_counter() - started, cpu_s() - cpu_before
+    await asyncio.gather(*(socket.close() for socket in live), return_exceptions=True)
+    return sum(counts), len(live), wall, cpu
 
 
 def stats(url: str) -> dict[str, Any]:
@@ -176,12 +191,11 @@ def measure_side(side: str, held_n: int, step_n: int, seconds: float) -> list[di
                  "rss_mib": sockets["rss_kib"] / 1024, "threads": sockets["threads"],
                  "target": ">= 4096 (ours)" if side == "rlf" else "-",
                  "pass": (count >= held_n) if side == "rlf" else None}]
-        cpu_before, started = server.cpu_s(), time.perf_counter()
-        steps = asyncio.run(stepping(side, server.url, step_n, seconds))
-        wall, cpu = time.perf_counter() - started, server.cpu_s() - cpu_before
+        steps, live, wall, cpu = asyncio.run(stepping(side, server.url, step_n, seconds, server.cpu_s))
         rows.append({"name": f"env_service_steps_{side}", "n": step_n, "median_s": wall, "min_s": wall,
-                     "value": steps / wall, "metric": "steps/s", "steps": steps, "server_cpu_s": cpu,
-                     "steps_per_server_cpu_s": steps / max(cpu, 1e-9), "target": "-", "pass": None})
+                     "value": steps / wall, "metric": "steps/s", "steps": steps, "sessions_stepping": live,
+                     "server_cpu_s": cpu, "steps_per_server_cpu_s": steps / max(cpu, 1e-9), "target": "-",
+                     "pass": None})
         return rows
     finally:
         server.stop()
