@@ -5,5 +5,5 @@
 every session is a light ``ToolEnv`` on the served env's one runtime (``episodes``), so the steps of all sessions
 share one toolbox, and calls that arrive together are merged into one request per batched tool. Who may call, how
 much a request, a frame and a session may take, and when an idle session is closed are the same for both
-(``access``, ``limits``).
+(``access``, ``episodes.ServiceLimits``).
 """

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import resource
 import sys
 from collections.abc import Sequence
