@@ -91,6 +91,18 @@ def test_every_family_plays_over_the_door_as_in_process(ref):
     local.close()
 
 
+def until(condition, timeout_s: float = 10.0) -> bool:
+    """Whether ``condition()`` holds within ``timeout_s`` (the server closes a session once it reads the close)."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 async def frames(url: str, *messages) -> list[dict]:
     """The replies of one WebSocket session to ``messages`` (JSON-encoded unless already text)."""
     from websockets.asyncio.client import connect
@@ -121,7 +133,7 @@ def test_a_bad_frame_costs_only_that_frame():
         assert "no-such-task" in replies[6]["data"]["message"]
         assert replies[7]["type"] == "observation" and replies[10]["data"]["done"] is True
         assert replies[11] == {"type": "state", "data": {**replies[11]["data"], "step_count": 1, "done": True}}
-        assert table.stats()["sessions"] == 0 and table.closed == 1
+        assert until(lambda: table.stats()["sessions"] == 0) and table.closed == 1
 
 
 def test_sessions_over_the_limit_get_capacity_reached_and_a_closed_session_frees_its_slot():
@@ -162,7 +174,7 @@ def test_an_oversized_frame_closes_only_its_connection():
                 return closed.value.rcvd.code
 
         assert asyncio.run(run()) == 1009
-        assert len(table) == 0
+        assert until(lambda: len(table) == 0)
 
 
 def test_a_dead_client_costs_its_session_and_its_phone():
