@@ -134,8 +134,13 @@ def test_a_rollout_that_ends_without_an_answer_is_truncated_and_scored_low():
     row = spec.train_dataset[0]
     slot = spec.environment_factory()
     assert slot.reset(**row) is None
-    text = asyncio.run(slot.search(query=json.loads(row["rlf_task"])["question"]))
-    assert text.startswith("Doc 1(Title:")
+    question = json.loads(row["rlf_task"])["question"]
+    text = asyncio.run(slot.search(query=question))
+    same = spec.prototype.sibling()  # the same call stepped in the env directly
+    same.reset(options={"task": json.loads(row["rlf_task"])})
+    call = '<tool_call>{"name": "search", "arguments": {"query": %s}}</tool_call>' % json.dumps(question)
+    assert text.startswith("Doc 1(Title:") and text == same.step(call)[4]["tool_results"][0]["text"]
+    same.close()
     assert asyncio.run(spec.reward_funcs[0](completions=[[{"role": "assistant", "content": "no idea"}]],
                                             environments=[slot])) == [0.0]
     assert slot.info["truncation_reason"] == "final_response_unread"
