@@ -10,5 +10,4 @@ FAMILY = Family(
                                    "any running OpenEnv server (base_url=...), the model's text as its action"),
     },
     env_vars={"base_url": "RLF_OPENENV_URL"},
-    semantics="rlfactory_envs.openenv.semantics:semantics_options",
 )
