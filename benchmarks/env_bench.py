@@ -30,6 +30,10 @@ In a module of their own beside this file (each also runnable alone):
   per-call tool latency p50/p99 of 4,096 scripted ``rlf/NL2SQL-Spider-v0`` trajectories in one ``EnvBatch`` over
   local SQL server processes, reached through an entry with ``urls``. About 2 minutes on 2 cores; ``--quick``: 128
   trajectories.
+- ``env_service``: ``rlf serve env --protocol openenv`` against openenv-core's own server on comparable stubs, back
+  to back (``benchmarks/env_service_bench.py``): sessions held at once (4,096), steps/s and steps per server CPU
+  second, and 10,000 sessions opened and closed with the server's threads and descriptors flat. About 2 minutes;
+  ``--quick``: 128 held, 400 churned.
 
 And every family's, declared in its ``family.py`` (``Family.benches``) and described in its own module's docstring:
 ``search`` (``rlfactory_envs/search/bench.py``), ``search_scale`` (``rlfactory_envs/search/scale_bench.py``, about
@@ -40,8 +44,9 @@ public reference data (Spider dev, wiki-18, TravelPlanner) from ``../shared/data
 folder exists, else measures on the family's embedded sample and says so in a note.
 
 Without ``--only``, every measurement declared ``default`` runs: all but ``search_scale`` (~45 minutes at its full
-size), ``soak`` (a check for leaks rather than a speed), ``replicas`` (five server processes) and ``sql_hostile``
-(it loads the machine on purpose for a minute).
+size), ``soak`` (a check for leaks rather than a speed), ``replicas`` (five server processes), ``env_service``
+(two servers, openenv-core's needs the ``openenv`` extra) and ``sql_hostile`` (it loads the machine on purpose for a
+minute).
 
 Machines are shared and noisy: compare ratios (merged vs unmerged vs SDK, listed under the table and in the JSON)
 rather than absolute seconds across runs. The JSON also keeps, per repeat, the process CPU seconds and the
@@ -257,6 +262,7 @@ SIBLING_BENCHES = {
     "judge": BenchEntry("benchmarks.judge_bench:bench_judge"),
     "soak": BenchEntry("benchmarks.soak:bench_soak", default=False),
     "replicas": BenchEntry("benchmarks.replica_bench:bench_replicas", default=False),
+    "env_service": BenchEntry("benchmarks.env_service_bench:bench_env_service", default=False),
 }
 """The measurements in a module of their own beside this file."""
 

@@ -29,6 +29,8 @@ from rlfactory_envs.rollout.task_plan import TASK_ORDERS
 from rlfactory_envs.view.command import COMMAND as VIEW
 
 SERVER_PACKAGE = "rlfactory_tool_servers"
+ENV_SERVER = "rlfactory_envs.service.command"
+"""``rlf serve env``: an env over OpenEnv's API or the Open Reward Standard, for trainers that take services."""
 REWARD_SERVER = "rlfactory_adapters.reward_server"
 """``rlf serve reward``: an env's reward over HTTP for OpenRLHF; imported by name (the core never imports the
 adapters)."""
@@ -114,6 +116,9 @@ def serve(args: argparse.Namespace, rest: list[str]) -> int:
             args.serve_parser.print_help()
             return 0
         args.serve_parser.error("name the server to run, e.g. `rlf serve search` (`rlf serve -h` lists them)")
+    if args.server == "env":
+        env_server = importlib.import_module(ENV_SERVER)
+        return env_server.main([*rest, "--help"] if args.help else rest, prog="rlf serve env")
     if args.server == "reward":
         reward_server = importlib.import_module(REWARD_SERVER)
         return reward_server.main([*rest, "--help"] if args.help else rest, prog="rlf serve reward")
@@ -221,12 +226,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     # No -h of argparse's: `rlf serve NAME -h` must reach the server's own help (see serve).
     sv = sub.add_parser("serve", add_help=False,
-                        help="run a tool server, or an env's reward server (`rlf serve NAME -h` shows its options)",
+                        help="run a tool server, an env for trainers (`rlf serve env`), or an env's reward server "
+                             "(`rlf serve NAME -h` shows its options)",
                         description="Run a tool server: stdio by default, streamable HTTP with --transport http. "
                         "A family's server given none of its data options serves the family's embedded sample. "
+                        "`rlf serve env ID --protocol openenv|ors` serves an env over OpenEnv's API or the Open "
+                        "Reward Standard. "
                         "`rlf serve reward --env ID` serves an env's reward over HTTP for OpenRLHF's remote reward "
                         "model.")
-    servers = [*discover_servers(SERVER_PACKAGE), "reward"]
+    servers = [*discover_servers(SERVER_PACKAGE), "env", "reward"]
     sv.add_argument("server", nargs="?", choices=servers, metavar="NAME", help=f"one of {', '.join(servers)}")
     sv.add_argument("-h", "--help", action="store_true", help="show this help, or after NAME the server's options")
     sv.set_defaults(serve_parser=sv)

@@ -57,7 +57,7 @@ def test_without_only_the_default_measurements_run():
 
     assert set(DEFAULT_NAMES) == {"sleep_stdio", "env_overhead", "search", "sql", "travel", "android", "rollout",
                                   "judge"}
-    assert set(NAMES) - set(DEFAULT_NAMES) == {"search_scale", "soak", "replicas", "sql_hostile"}
+    assert set(NAMES) - set(DEFAULT_NAMES) == {"search_scale", "soak", "replicas", "sql_hostile", "env_service"}
     assert parse_args([]).only == list(DEFAULT_NAMES)
 
 

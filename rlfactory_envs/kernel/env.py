@@ -333,6 +333,17 @@ class ToolEnv(gym.Env[str, str]):
                 SHARED.release(self._runtime_key)
         super().close()
 
+    async def aclose(self) -> None:
+        """``close`` from a coroutine: a running episode is released (``aclose_episode``) on the toolbox's loop,
+        so the caller's loop is never blocked on it (a server closing one session while it serves others).
+        Idempotent."""
+        if not self._closed and self._episode_open and self._has_episode_hooks():
+            try:
+                await self.toolbox.run_async(self._aend_episode())
+            except RuntimeError:  # the toolbox is closed: nothing left to release through it
+                self._episode_open = False
+        self.close()
+
     def _end_episode_quietly(self) -> None:
         """``_aend_episode`` from blocking code (closing the env, resetting mid-episode)."""
         if self._episode_open and self._has_episode_hooks():

@@ -1,0 +1,1 @@
+"""The OpenEnv family: ``rlf/OpenEnv-v0``, any running OpenEnv server played as an rlf env."""
