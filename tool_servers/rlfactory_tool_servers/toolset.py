@@ -121,7 +121,7 @@ def publish_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | None 
     server.add_tool(single_form(tool_name, fn, signature, blocking), name=tool_name,
                     description=description if description is not None else inspect.getdoc(fn), meta=meta,
                     structured_output=False)
-    publish_batch_form(server, tool_name, invoker(fn, blocking), signature, batch_fn)
+    publish_batch_form(server, tool_name, fn, signature, batch_fn, blocking)
 
 
 def publish_toolsets(name: str, toolsets: Sequence[Toolset]) -> MCPServer:
