@@ -42,6 +42,7 @@ is the family's declaration's, not the env's (``rlfactory_envs.kernel.families``
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -64,7 +65,7 @@ if TYPE_CHECKING:
     from rlfactory_envs.kernel.chat_format import ChatFormat
     from rlfactory_envs.kernel.task_source import TaskSource
 
-__all__ = ["EpisodeOver", "MissingToolWarning", "ToolEnv", "clip_text", "without_lone_surrogates"]
+__all__ = ["EpisodeOver", "MissingToolWarning", "OpenTurn", "ToolEnv", "clip_text", "without_lone_surrogates"]
 
 
 class EpisodeOver(RuntimeError):
@@ -92,6 +93,21 @@ def without_lone_surrogates(text: str) -> str:
     return text
 
 
+@dataclasses.dataclass(slots=True)
+class OpenTurn:
+    """A step under way (``ToolEnv.open_turn``): its number, the action as read, the ``info`` begun, and either the
+    bound calls to run or, when the step ends the episode, ``(answer, terminated, truncation reason)``."""
+
+    turn: int
+    action: str
+    parsed: ParsedAction
+    notes: list[str]
+    info: dict[str, Any]
+    started: float
+    calls: list[ToolCall]
+    ending: tuple[str | None, bool, str | None] | None = None
+
+
 class ToolEnv(gym.Env[str, str]):
     """A text, multi-turn, tool-using environment: one episode's state over a shared ``Runtime``.
 
@@ -112,6 +128,8 @@ class ToolEnv(gym.Env[str, str]):
     prompt_tools: ClassVar[tuple[str, ...]] = ()
     """The tools the family's prompt tells the model to call: a ``MissingToolWarning`` names those the model
     cannot see (the servers given do not offer them, or ``tools_allowed``/``tools_denied`` hide them)."""
+    calls_in_order: ClassVar[bool] = False
+    """The calls of one response act on one shared state in order (a phone's screen): they run one by one."""
     settings_model: ClassVar[type[EnvSettings]] = EnvSettings
     """The settings this env takes (a family subclasses ``EnvSettings`` with its fields and defaults)."""
     family: ClassVar[Any] = None
@@ -228,6 +246,12 @@ class ToolEnv(gym.Env[str, str]):
 
     async def astep(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """``step`` as a coroutine; every tool call of the response is in flight at once."""
+        return await self.continue_turn(self.open_turn(action))
+
+    def open_turn(self, action: str) -> OpenTurn:
+        """The first half of a step, which runs nothing: ``action`` read, and what the step does next decided
+        (end the episode, or run the bound calls). ``continue_turn`` does the rest; ``EnvBatch`` runs the calls of
+        many envs' turns together and closes each with ``close_turn``."""
         self._check_can_step(action)
         turn = self.turn + 1  # committed with the turn's record: a cancelled step leaves no trace in the episode
         # (a server that keeps state, a phone, may have acted on the calls it got)
@@ -236,10 +260,27 @@ class ToolEnv(gym.Env[str, str]):
         info: dict[str, Any] = self._base_info(turn)
         info["tool_calls"] = [call.to_dict() for call in parsed.tool_calls]
         info["parse_errors"] = list(parsed.errors)
-        ending = await self._end_if_due(turn, action, parsed, notes, info)
+        ending = self._ending(turn, parsed, notes)
         if ending is not None:
-            return ending
-        return await self._run_turn(turn, action, parsed, notes, info, started)
+            if ending[2] != "max_episode_seconds":
+                self._pay_process_reward(info, turn, action, parsed, calls=0, errors=0)
+            return OpenTurn(turn, action, parsed, notes, info, started, [], ending)
+        return OpenTurn(turn, action, parsed, notes, info, started, self._bind_arguments(parsed.tool_calls))
+
+    async def continue_turn(self, turn: OpenTurn) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """The rest of the step ``open_turn`` began: the episode's end, or the turn's calls run and recorded."""
+        if turn.ending is not None:
+            answer, terminated, reason = turn.ending
+            return await self._finish(turn.turn, turn.action, answer, turn.info,
+                                      {"role": "assistant", "content": turn.action}, terminated=terminated,
+                                      reason=reason)
+        return self.close_turn(turn, await self.run_tool_calls(turn.calls) if turn.calls else [])
+
+    def runs_calls_together(self, calls: Sequence[ToolCall]) -> bool:
+        """Whether ``run_tool_calls`` runs ``calls`` all at once through the tool filter (its default), so that
+        another caller may start them so (``EnvBatch`` merges them with other envs' calls, no task per env)."""
+        default = getattr(self.run_tool_calls, "__func__", None) is ToolEnv.run_tool_calls
+        return default and (len(calls) <= 1 or not self.calls_in_order)
 
     def _read_action(self, action: str) -> tuple[ParsedAction, list[str]]:
         """``action`` parsed (its first ``max_action_chars`` only), and the notes for the model about it."""
@@ -249,38 +290,33 @@ class ToolEnv(gym.Env[str, str]):
         note = f"Your response was {len(action):,} characters long; only the first {limit:,} were read."
         return self.parser.parse(action[:limit]), [note]
 
-    async def _end_if_due(self, turn: int, action: str, parsed: ParsedAction, notes: list[str],
-                          info: dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]] | None:
-        """The episode's last step when this turn ends it (an answer, the turn limit, the episode's wall clock);
-        ``None`` otherwise, with an answer's problem added to ``notes``."""
-        assistant = {"role": "assistant", "content": action}
+    def _ending(self, turn: int, parsed: ParsedAction, notes: list[str]) -> tuple[str | None, bool, str | None] | None:
+        """``(answer, terminated, truncation reason)`` when this turn ends the episode (an answer, the turn limit,
+        the episode's wall clock); ``None`` otherwise, with an answer's problem added to ``notes``."""
         problem = self.answer_problem(parsed.answer) if parsed.answer is not None else None
         if parsed.answer is not None and (problem is None or turn >= self.max_turns):
-            self._pay_process_reward(info, turn, action, parsed, calls=0, errors=0)
-            return await self._finish(turn, action, parsed.answer, info, assistant, terminated=True, reason=None)
+            return parsed.answer, True, None
         notes += [problem] if problem is not None else []
         if turn >= self.max_turns:
-            self._pay_process_reward(info, turn, action, parsed, calls=0, errors=0)
-            return await self._finish(turn, action, None, info, assistant, terminated=False, reason="max_turns")
+            return None, False, "max_turns"
         budget = self.limits.max_episode_seconds
         if budget is not None and time.monotonic() - self._started_at > budget:
-            return await self._finish(turn, action, None, info, assistant, terminated=False,
-                                      reason="max_episode_seconds")
+            return None, False, "max_episode_seconds"
         return None
 
-    async def _run_turn(self, turn: int, action: str, parsed: ParsedAction, notes: list[str], info: dict[str, Any],
-                        started: float) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Run the turn's tool calls and record the turn: the observation, the messages, the results."""
-        calls = self._bind_arguments(parsed.tool_calls)
-        results = [self._clip_result(r) for r in await self.run_tool_calls(calls)]
-        feedback = self._feedback(notes + parsed.errors, parsed)
+    def close_turn(self, turn: OpenTurn, results: list[ToolResult]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """The second half of a step whose calls ran: ``results`` (one per call, in order) recorded, and the
+        observation the model reads next."""
+        action, parsed, info = turn.action, turn.parsed, turn.info
+        results = [self._clip_result(r) for r in results]
+        feedback = self._feedback(turn.notes + parsed.errors, parsed)
         obs = clip_text(self.chat_format.observation(action, results, feedback), self.runtime.max_observation_chars,
                         "observation")
-        self._record_turn(turn, action, obs, calls, results, feedback, info)
+        self._record_turn(turn.turn, action, obs, turn.calls, results, feedback, info)
         if self.record_timings:
             info["tool_latency_s"] = [r.latency_s for r in results]
-            info["step_seconds"] = time.perf_counter() - started
-        paid = self._pay_process_reward(info, turn, action, parsed, calls=len(results),
+            info["step_seconds"] = time.perf_counter() - turn.started
+        paid = self._pay_process_reward(info, turn.turn, action, parsed, calls=len(results),
                                         errors=sum(r.is_error for r in results))
         return obs, paid, False, False, info
 
@@ -555,9 +591,14 @@ class ToolEnv(gym.Env[str, str]):
         env is reset or closed before the episode ended. Default: nothing."""
 
     async def run_tool_calls(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
-        """Run one response's (bound) calls; results in order. Default: all in flight at once, through the tool
-        filter; a family whose calls act on one shared state in order (a phone) runs them one by one."""
-        return await self.runtime.tool_filter.call(self.toolbox, calls)
+        """Run one response's (bound) calls; results in order. Default: through the tool filter, all in flight at
+        once, or one by one for a family whose calls act on one shared state in order (``calls_in_order``)."""
+        if not self.calls_in_order or len(calls) <= 1:
+            return await self.runtime.tool_filter.call(self.toolbox, calls)
+        results: list[ToolResult] = []
+        for call in calls:
+            results += await self.runtime.tool_filter.call(self.toolbox, [call])
+        return results
 
     def task_from_dict(self, data: Mapping[str, Any]) -> Any:
         """Build a task from ``options["task"]``; ``ValueError`` says what is missing."""
