@@ -151,6 +151,7 @@ class ToolEnv(gym.Env[str, str]):
                                   f"({', '.join(settings)})")
             self._runtime_key = hold_runtime(runtime)
         self.runtime = runtime
+        self._limits = runtime.limits
         self.render_mode = render_mode
         self.record_timings = record_timings
         self.reward_range = runtime.reward_range
@@ -205,11 +206,11 @@ class ToolEnv(gym.Env[str, str]):
 
     @property
     def limits(self) -> EpisodeLimits:
-        return self.runtime.limits
+        return self._limits
 
     @property
     def max_turns(self) -> int:
-        return self.runtime.limits.max_turns
+        return self._limits.max_turns
 
     @property
     def answer_tag(self) -> str:
@@ -284,7 +285,7 @@ class ToolEnv(gym.Env[str, str]):
 
     def _read_action(self, action: str) -> tuple[ParsedAction, list[str]]:
         """``action`` parsed (its first ``max_action_chars`` only), and the notes for the model about it."""
-        limit = self.limits.max_action_chars
+        limit = self._limits.max_action_chars
         if len(action) <= limit:
             return self.parser.parse(action), []
         note = f"Your response was {len(action):,} characters long; only the first {limit:,} were read."
@@ -293,13 +294,15 @@ class ToolEnv(gym.Env[str, str]):
     def _ending(self, turn: int, parsed: ParsedAction, notes: list[str]) -> tuple[str | None, bool, str | None] | None:
         """``(answer, terminated, truncation reason)`` when this turn ends the episode (an answer, the turn limit,
         the episode's wall clock); ``None`` otherwise, with an answer's problem added to ``notes``."""
+        limits = self._limits
         problem = self.answer_problem(parsed.answer) if parsed.answer is not None else None
-        if parsed.answer is not None and (problem is None or turn >= self.max_turns):
+        if parsed.answer is not None and (problem is None or turn >= limits.max_turns):
             return parsed.answer, True, None
-        notes += [problem] if problem is not None else []
-        if turn >= self.max_turns:
+        if problem is not None:
+            notes.append(problem)
+        if turn >= limits.max_turns:
             return None, False, "max_turns"
-        budget = self.limits.max_episode_seconds
+        budget = limits.max_episode_seconds
         if budget is not None and time.monotonic() - self._started_at > budget:
             return None, False, "max_episode_seconds"
         return None
@@ -316,6 +319,8 @@ class ToolEnv(gym.Env[str, str]):
         if self.record_timings:
             info["tool_latency_s"] = [r.latency_s for r in results]
             info["step_seconds"] = time.perf_counter() - turn.started
+        if self.runtime.process_reward is None:
+            return obs, 0.0, False, False, info
         paid = self._pay_process_reward(info, turn.turn, action, parsed, calls=len(results),
                                         errors=sum(r.is_error for r in results))
         return obs, paid, False, False, info
@@ -325,13 +330,16 @@ class ToolEnv(gym.Env[str, str]):
         """The turn's messages and tool results, in the episode and in ``info``."""
         new_messages = [{"role": "assistant", "content": action}]
         new_messages += [{"role": "tool", "name": r.name, "content": r.text} for r in results]
-        new_messages += [{"role": "user", "content": feedback}] if feedback else []
+        if feedback:
+            new_messages.append({"role": "user", "content": feedback})
         tool_results = [{"name": r.name, "arguments": self._shown_arguments(c.arguments), "text": r.text,
                          "is_error": r.is_error, "server": r.server} for c, r in zip(calls, results)]
         self._record(turn, action, obs, new_messages)
         self._tool_results += tool_results  # the reward gets copies; these dicts are the step's own info
-        self._failed_calls += sum(r.failure is not None for r in results)
-        info["messages"] = [dict(m) for m in new_messages]
+        for result in results:
+            if result.failure is not None:
+                self._failed_calls += 1
+        info["messages"] = [m.copy() for m in new_messages]
         info["tool_results"] = tool_results
 
     def _feedback(self, lines: list[str], parsed: ParsedAction) -> str | None:
@@ -433,9 +441,11 @@ class ToolEnv(gym.Env[str, str]):
         episode argument set where the tool's schema declares them; a call to a tool that keeps state per episode
         (its ``_meta`` says so), or given the episode argument, carries the episode id (sent in the request's
         ``_meta``) and has it as its affinity (a replicated server sends it to the replica holding that state)."""
+        if not calls:
+            return []
         episode_argument = self.runtime.episode_argument
-        bound = self.bound_arguments(task if task is not None else self.task) if calls else {}
-        if calls and episode_argument:
+        bound = self.bound_arguments(task if task is not None else self.task) if self._binds_arguments() else {}
+        if episode_argument:
             bound[episode_argument] = self.episode_id
         out = []
         for call in calls:
@@ -447,6 +457,9 @@ class ToolEnv(gym.Env[str, str]):
                 continue
             out.append(ToolCall(call.name, {**call.arguments, **own}, call.call_id, self.episode_id, self.episode_id))
         return out
+
+    def _binds_arguments(self) -> bool:
+        return type(self).bound_arguments is not ToolEnv.bound_arguments
 
     def _shown_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """A call's arguments as ``info`` records them: without the episode id, which would make ``info`` differ
@@ -511,7 +524,7 @@ class ToolEnv(gym.Env[str, str]):
         return prompt, info
 
     def _base_info(self, turn: int) -> dict[str, Any]:
-        return {"dataset": self.tasks.name, "task_id": getattr(self.task, "task_id", None), "turn": turn}
+        return {"dataset": self.runtime.tasks.name, "task_id": getattr(self.task, "task_id", None), "turn": turn}
 
     def _check_open(self) -> None:
         if self._closed:
@@ -525,7 +538,7 @@ class ToolEnv(gym.Env[str, str]):
 
     def _clip_result(self, result: ToolResult) -> ToolResult:
         text = without_lone_surrogates(result.text)
-        limit = self.limits.max_tool_response_chars
+        limit = self._limits.max_tool_response_chars
         if len(text) <= limit and text is result.text:
             return result
         text = clip_text(text, limit, "tool response")
@@ -628,5 +641,4 @@ class ToolEnv(gym.Env[str, str]):
     def invalid_action_feedback(self) -> str:
         """What the model is told when a response neither calls a tool nor answers: the chat format's words,
         naming the tools the model sees."""
-        names = [spec.name for spec in self.runtime.tool_filter.specs(self.toolbox.specs)]
-        return self.chat_format.invalid_action_feedback(names, self.answer_tag)
+        return self.runtime.invalid_action_feedback()

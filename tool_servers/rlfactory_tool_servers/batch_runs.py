@@ -14,7 +14,7 @@ import inspect
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -82,16 +82,19 @@ class Run:
         if not inspect.isawaitable(value):
             self.finish(position, value)
             return
-        task = asyncio.ensure_future(value)
+        task = self._loop.create_task(self._run_task(position, value))
         self._tasks[task] = position
-        task.add_done_callback(self._task_done)
 
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        position = self._tasks.pop(task)
-        if task.cancelled():
-            self.finish(position, self._late())
-        else:
-            self.finish(position, task.exception() or task.result())
+    async def _run_task(self, position: int, awaitable: Awaitable[Any]) -> None:
+        """The element's task: its value, its exception or its cancellation, recorded (no done callback)."""
+        try:
+            value = await awaitable
+        except asyncio.CancelledError:
+            value = self._late()
+        except Exception as exc:  # one element's failure is its own result
+            value = exc
+        del self._tasks[asyncio.current_task()]  # type: ignore[arg-type]
+        self.finish(position, value)
 
     def finish(self, position: int, value: Any) -> None:
         """Record the result of the element at ``position`` (a repeat is ignored), waking a reply due now."""
