@@ -4,9 +4,6 @@
   the same millisecond share one timer, so that a call costs its latency and little else).
 - ``process_id()``: the server's process id, so a test can kill the process from outside.
 - ``exit_process(code)``: end the server process at once, as a crash would.
-
-With ``--plain``, ``sleep`` is served as a third-party server written with the MCP SDK would serve it: a plain tool,
-one ``asyncio.sleep`` a call, no batched form (what a client meets at a server it does not control).
 """
 
 from __future__ import annotations
@@ -76,13 +73,9 @@ def exit_process(code: int = 1) -> str:
 
 
 def options_parser(prog: str = PROG) -> argparse.ArgumentParser:
-    """The sleep server's own options: ``--plain`` (the transport options are ``rlfactory_tool_servers.launch``'s)."""
-    parser = argparse.ArgumentParser(prog=prog, description="MCP server: latency and fault injection for tests and "
-                                     "benchmarks of MCP clients.")
-    parser.add_argument("--plain", action="store_true",
-                        help="serve sleep as a third-party server would: a plain MCP SDK tool, one asyncio sleep a "
-                             "call, no batched form")
-    return parser
+    """The sleep server's own options: none (the transport options are ``rlfactory_tool_servers.launch``'s)."""
+    return argparse.ArgumentParser(prog=prog, description="MCP server: latency and fault injection for tests and "
+                                   "benchmarks of MCP clients.")
 
 
 def describe_data(options: argparse.Namespace) -> str:
@@ -90,22 +83,11 @@ def describe_data(options: argparse.Namespace) -> str:
     return "none (the tools wait, tell the process id, or end the process)"
 
 
-async def plain_sleep(ms: int = 100) -> str:
-    """Wait `ms` milliseconds (0 to 600000), then return "slept <ms> ms"."""
-    if not 0 <= ms <= MAX_SLEEP_MS:
-        raise ToolError(f"ms must be between 0 and {MAX_SLEEP_MS}, got {ms}")
-    await asyncio.sleep(ms / 1000)
-    return f"slept {ms} ms"
-
-
 def build_server(argv: Sequence[str] = (), prog: str = PROG) -> MCPServer:
-    """Build the sleep server (``--plain``: its ``sleep`` as a plain MCP SDK tool, with no batched form)."""
-    options = options_parser(prog).parse_args(list(argv))
+    """Build the sleep server (it takes no options of its own)."""
+    options_parser(prog).parse_args(list(argv))
     server = MCPServer("sleep", log_level="WARNING")
-    if options.plain:
-        server.add_tool(plain_sleep, name="sleep")
-    else:
-        publish_tool(server, sleep_tool(Alarms()))
+    publish_tool(server, sleep_tool(Alarms()))
     server.add_tool(process_id)
     server.add_tool(exit_process)
     return server
