@@ -22,8 +22,9 @@ text: a string as it is, anything else as compact JSON.
 
 Every tool is published with its batched form ``NAME_batch`` (``batch_form``), which the toolbox merges concurrent
 calls into; ``@tool(batch="method")`` names a method that answers a whole list of calls at once (retrieval, say).
-Sync methods run on the server's loop (a toolset's lookups are in memory and quick); a toolset whose methods block
-(a real phone over adb, a user's functions) sets ``blocking`` and they run in worker threads.
+Sync methods run on the server's loop (a toolset's lookups are in memory and quick; a batch's elements one after the
+other, with no task each); a toolset whose methods block (a real phone over adb, a user's functions) sets
+``blocking`` and they run in worker threads, one hop per batch (``batch_runs``).
 """
 
 from __future__ import annotations

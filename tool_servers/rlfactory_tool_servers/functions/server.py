@@ -3,7 +3,8 @@ the description.
 
 ``build_server(["package.module:function", ...])`` serves each function under its own name, with a batched form
 (``NAME_batch``, see ``toolset``) that the toolbox merges concurrent calls into. A function may be sync or async; a
-sync one runs in a worker thread, so a slow tool never stalls the server's other calls. A function that raises
+sync one runs in a worker thread, so a slow tool never stalls the server's other calls (a batch's calls share one
+worker thread, and another joins whenever one call holds it: ``batch_runs.ThreadedRun``). A function that raises
 answers with an error result naming the tool and the error. A parameter annotated ``toolset.Episode`` receives the
 episode the call belongs to (from the request's ``_meta``), so a function can keep state per episode.
 
