@@ -336,9 +336,7 @@ class ToolEnv(gym.Env[str, str]):
                          "is_error": r.is_error, "server": r.server} for c, r in zip(calls, results)]
         self._record(turn, action, obs, new_messages)
         self._tool_results += tool_results  # the reward gets copies; these dicts are the step's own info
-        for result in results:
-            if result.failure is not None:
-                self._failed_calls += 1
+        self._failed_calls += sum(r.failure is not None for r in results)
         info["messages"] = [m.copy() for m in new_messages]
         info["tool_results"] = tool_results
 

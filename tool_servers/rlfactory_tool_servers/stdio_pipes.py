@@ -86,6 +86,7 @@ async def stdio_pipes() -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:
         yield None
         return
     sys.stdout.flush()
+    saved = os.dup(0), os.dup(1)
     wire_in, wire_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -102,3 +103,6 @@ async def stdio_pipes() -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:
     finally:
         read_transport.close()
         write_transport.close()
+        for fd, original in zip((0, 1), saved):  # the standard streams as they were
+            os.dup2(original, fd)
+            os.close(original)

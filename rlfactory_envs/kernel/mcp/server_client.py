@@ -212,8 +212,14 @@ def _deliver_result(stats: ServerStats, server: str, call: ToolCall, started: fl
                        call.call_id, outcome.failure))
 
 
+_RUNNING: set[asyncio.Task[Any]] = set()  # the loop keeps only weak references to tasks
+
+
 def deliver_when_done(task: asyncio.Task[Outcome], sink: Sink) -> None:
-    """Hand ``task``'s outcome to ``sink`` when it finishes (``CLOSED`` if it is cancelled: the loop is stopping)."""
+    """Hand ``task``'s outcome to ``sink`` when it finishes (``CLOSED`` if it is cancelled: the loop is stopping);
+    the task is held until then."""
+    _RUNNING.add(task)
+    task.add_done_callback(_RUNNING.discard)
     task.add_done_callback(lambda done: sink(CLOSED if done.cancelled() else done.result()))
 
 
