@@ -117,12 +117,15 @@ class EnvBatch:
 
 async def _step_together(toolbox: Toolbox, envs: list[ToolEnv], actions: list[str]) -> list[Any]:
     """On the toolbox's loop: each env's step, as a step tuple or the exception that ended it. The turns' calls are
-    started together with no task per env (a turn that ends the episode, or whose env runs its calls its own way,
-    goes on as a task of its own); what a failed step's episode held is released."""
+    started together with no task per env (a turn that ends the episode, or an env that steps or runs its calls its
+    own way, goes on as a task of its own); what a failed step's episode held is released."""
     closing = _Closing(len(envs))
     later: dict[int, Coroutine[Any, Any, Any]] = {}
     for position, (env, action) in enumerate(zip(envs, actions)):
         try:
+            if not env.steps_in_halves():
+                later[position] = env.astep(action)
+                continue
             turn = env.open_turn(action)
             if turn.ending is not None or not env.runs_calls_together(turn.calls):
                 later[position] = env.continue_turn(turn)

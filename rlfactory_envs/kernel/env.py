@@ -277,6 +277,11 @@ class ToolEnv(gym.Env[str, str]):
                                       reason=reason)
         return self.close_turn(turn, await self.run_tool_calls(turn.calls) if turn.calls else [])
 
+    def steps_in_halves(self) -> bool:
+        """Whether ``astep`` is this class's: ``open_turn``, the calls, ``close_turn`` (not replaced by a subclass or
+        on the instance), so that ``EnvBatch`` may step the env through the halves."""
+        return getattr(self.astep, "__func__", None) is ToolEnv.astep
+
     def runs_calls_together(self, calls: Sequence[ToolCall]) -> bool:
         """Whether ``run_tool_calls`` runs ``calls`` all at once through the tool filter (its default), so that
         another caller may start them so (``EnvBatch`` merges them with other envs' calls, no task per env)."""
@@ -294,15 +299,15 @@ class ToolEnv(gym.Env[str, str]):
     def _ending(self, turn: int, parsed: ParsedAction, notes: list[str]) -> tuple[str | None, bool, str | None] | None:
         """``(answer, terminated, truncation reason)`` when this turn ends the episode (an answer, the turn limit,
         the episode's wall clock); ``None`` otherwise, with an answer's problem added to ``notes``."""
-        limits = self._limits
+        max_turns = self.max_turns
         problem = self.answer_problem(parsed.answer) if parsed.answer is not None else None
-        if parsed.answer is not None and (problem is None or turn >= limits.max_turns):
+        if parsed.answer is not None and (problem is None or turn >= max_turns):
             return parsed.answer, True, None
         if problem is not None:
             notes.append(problem)
-        if turn >= limits.max_turns:
+        if turn >= max_turns:
             return None, False, "max_turns"
-        budget = limits.max_episode_seconds
+        budget = self._limits.max_episode_seconds
         if budget is not None and time.monotonic() - self._started_at > budget:
             return None, False, "max_episode_seconds"
         return None
