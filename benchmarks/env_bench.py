@@ -65,7 +65,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rlfactory_envs.benchmarking import BenchContext, Timing, aligned, row, timed_repeats, timed_repeats_sync
+from rlfactory_envs.benchmarking import (BenchContext, Timing, aligned, machine, row, timed_repeats,
+                                         timed_repeats_sync)
 from rlfactory_envs.kernel.batch import EnvBatch
 from rlfactory_envs.kernel.families import BenchEntry, load_ref, tooling_of
 from rlfactory_envs.registry import FAMILIES
@@ -263,6 +264,7 @@ SIBLING_BENCHES = {
     "soak": BenchEntry("benchmarks.soak:bench_soak", default=False),
     "replicas": BenchEntry("benchmarks.replica_bench:bench_replicas", default=False),
     "env_service": BenchEntry("benchmarks.env_service_bench:bench_env_service", default=False),
+    "paths": BenchEntry("benchmarks.paths_bench:bench_paths"),
 }
 """The measurements in a module of their own beside this file."""
 
@@ -311,6 +313,9 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
                     out[f"{other}/sleep_stdio@{n}"] = by[(other, n)]["median_s"] / r["median_s"]
         if name.startswith(("search_", "sql_", "travel_")) and not name.endswith("_unmerged") and (f"{name}_unmerged", n) in by:
             out[f"{name}/{name}_unmerged@{n}"] = r["value"] / by[(f"{name}_unmerged", n)]["value"]
+        if r.get("sdk_value"):  # a path against the plain SDK: how many times faster ours is
+            better = r["sdk_value"] / r["value"] if r["metric"] == "s" else r["value"] / r["sdk_value"]
+            out[f"{name}/plain_sdk@{n}"] = better
         if name.startswith("sql_reward") and not name.endswith("_single_db") and (f"{name}_single_db", n) in by:
             out[f"{name}/{name}_single_db@{n}"] = r["value"] / by[(f"{name}_single_db", n)]["value"]
     replicated = sorted((r for (name, _), r in by.items() if name.startswith("replicas_")), key=lambda r: r["replicas"])
@@ -326,16 +331,21 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 def format_table(rows: list[dict[str, Any]]) -> str:
     header = ("measurement", "N", "median s", "min s", "value", "target", "result")
-    lines = [header]
+    sdk = any(r.get("sdk_value") is not None for r in rows)
+    lines = [header + (("plain MCP SDK",) if sdk else ())]
     for r in rows:
         verdict = "-" if r["pass"] is None else ("PASS" if r["pass"] else "FAIL")
-        value = f"{r['value']:.2f} {r['metric']}"
+        value = f"{r['value']:,.2f} {r['metric']}"
         if "cpu_ms_per_step" in r:
             value += f" ({r['cpu_ms_per_step']:.3f} cpu ms/step)"
+        if "cpu_us_per_step" in r:
+            value += f" ({r['cpu_us_per_step']:.1f} cpu us/step)"
         if "mean_reward" in r:
             value += f" (reward {r['mean_reward']:.3f})"
-        lines.append((r["name"], str(r["n"]), f"{r['median_s']:.4f}", f"{r['min_s']:.4f}", value, r["target"],
-                      verdict))
+        line = (r["name"], str(r["n"]), f"{r['median_s']:.4f}", f"{r['min_s']:.4f}", value, r["target"], verdict)
+        if sdk:
+            line += ("-" if r.get("sdk_value") is None else f"{r['sdk_value']:,.2f} {r['metric']}",)
+        lines.append(line)
     return aligned(lines)
 
 
@@ -349,6 +359,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=None,
                         help="timed repeats per measurement (default 5; 1 with --quick)")
     parser.add_argument("--out", default="bench_results/bench.json", help="JSON results file")
+    parser.add_argument("--compare-sdk", action="store_true",
+                        help="also measure the plain MCP SDK doing the same calls, beside each path of 'paths' (minutes "
+                             "more: 16,384 calls through the SDK take tens of seconds)")
     args = parser.parse_args(argv)
     args.only = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = sorted(set(args.only) - set(NAMES))
@@ -363,7 +376,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def run_selected(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[str]]:
     """The rows and notes of every measurement of ``args.only``, in ``NAMES``' order."""
-    context = BenchContext(args.quick, args.repeats, reference_data_dir())
+    context = BenchContext(args.quick, args.repeats, reference_data_dir(), args.compare_sdk)
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
     for name in NAMES:
@@ -375,8 +388,11 @@ def run_selected(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[s
 
 def main(argv: list[str]) -> int:
     args = parse_args(list(argv))
+    measured_on = machine()
     rows, notes = run_selected(args)
     speedups = ratios(rows)
+    print(f"machine: {measured_on['cpu']}, {measured_on['cores']} cores, load {measured_on['load_1min']} at the start, "
+          f"Python {measured_on['python']}")
     print(format_table(rows))
     for key, value in speedups.items():
         print(f"ratio {key}: {value:.2f}x")
@@ -385,7 +401,7 @@ def main(argv: list[str]) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     report = {"quick": args.quick, "repeats": args.repeats, "floor_s": FLOOR_S, "results": rows,
-              "ratios": speedups, "notes": notes, "python": sys.version.split()[0]}
+              "ratios": speedups, "notes": notes, "python": sys.version.split()[0], "machine": measured_on}
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"results: {out}")
     return 0

@@ -9,6 +9,8 @@ finds them there. A measurement is ``function(context) -> (rows, notes)``.
 from __future__ import annotations
 
 import gc
+import os
+import platform
 import statistics
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -27,11 +29,13 @@ call (its row's name ends in ``_unmerged``)."""
 class BenchContext:
     """How a measurement runs: ``quick`` (small N, a smoke test), ``repeats`` (timed repeats), ``data_dir`` (the
     public reference data, e.g. Spider dev and TravelPlanner, when the checkout has it beside it; ``None``: a
-    measurement uses the family's embedded sample and says so in a note)."""
+    measurement uses the family's embedded sample and says so in a note), ``compare_sdk``."""
 
     quick: bool = False
     repeats: int = 5
     data_dir: Path | None = None
+    compare_sdk: bool = False
+    """Also measure the plain MCP SDK doing the same calls, where a measurement has such a comparison."""
 
     def absent(self, what: str, relative: str) -> str:
         """The note for a measurement made on the embedded sample because ``relative`` is absent."""
@@ -61,6 +65,19 @@ class Timing:
             self.walls.append(time.perf_counter() - wall)
             self.cpus.append(time.process_time() - cpu)
             self.gc_runs.append([after - before for before, after in zip(runs, gc_runs())])
+
+
+def machine() -> dict[str, Any]:
+    """What the numbers were measured on: the processor, its cores, the load when the run began, the Python."""
+    model = "unknown"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            model = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), model)
+    except OSError:
+        model = platform.processor() or model
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
+    return {"cpu": model, "cores": os.cpu_count(), "load_1min": round(load[0], 2), "platform": platform.platform(),
+            "python": platform.python_version()}
 
 
 def gc_runs() -> list[int]:

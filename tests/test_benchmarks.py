@@ -56,7 +56,7 @@ def test_without_only_the_default_measurements_run():
     from benchmarks.env_bench import DEFAULT_NAMES, NAMES, parse_args
 
     assert set(DEFAULT_NAMES) == {"sleep_stdio", "env_overhead", "search", "sql", "travel", "android", "rollout",
-                                  "judge"}
+                                  "judge", "paths"}
     assert set(NAMES) - set(DEFAULT_NAMES) == {"search_scale", "soak", "replicas", "sql_hostile", "env_service"}
     assert parse_args([]).only == list(DEFAULT_NAMES)
 
@@ -71,3 +71,24 @@ def test_quick_sql_hostile_bench_reports_the_ratios_and_the_memory(tmp_path):
     assert all(rows[name]["value"] > 0 and rows[name]["hostile_calls"] > 0
                for name in ("sql_hostile_same_loop", "sql_hostile_own_loop"))
     assert rows["sql_hostile_peak_rss"]["value"] > 0  # the bound itself: tests/sql/test_hostile_bounds.py
+
+
+def test_quick_paths_bench_puts_each_path_beside_its_goal_and_the_plain_sdk(tmp_path, capsys):
+    """Measured, not judged (a shared machine): every path of issue 32's table has its value, its goal and verdict,
+    and with --compare-sdk the SDK's value and how many times faster ours is; the machine is named."""
+    out = tmp_path / "b.json"
+    assert main(["--quick", "--only", "paths", "--compare-sdk", "--out", str(out)]) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    rows = {r["name"]: r for r in report["results"]}
+    assert set(rows) == {"merged_stdio", "sync_function", "async_function", "no_tool_call", "single_env_stdio",
+                         "third_party", "env_overhead", "android"}
+    for name, r in rows.items():
+        assert r["value"] > 0 and r["cpu_us_per_step"] > 0 and r["target"] != "-", name
+        assert isinstance(r["pass"], bool), name
+    compared = {name for name, r in rows.items() if r["sdk_value"] is not None}
+    assert compared == {"merged_stdio", "sync_function", "async_function", "single_env_stdio", "third_party"}
+    assert {key.split("/")[0] for key in report["ratios"] if "plain_sdk" in key} == compared
+    assert report["machine"]["cores"] >= 1 and report["machine"]["cpu"]
+    printed = capsys.readouterr().out
+    assert printed.startswith("machine: ") and "plain MCP SDK" in printed
+

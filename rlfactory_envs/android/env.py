@@ -47,7 +47,6 @@ from rlfactory_envs.kernel.mcp.toolbox import ToolSpec
 from rlfactory_envs.kernel.reward_setting import FamilyRewards, build_reward
 from rlfactory_envs.kernel.runtime import Parts, Runtime
 from rlfactory_envs.kernel.settings import BundledServing, EnvSettings, EpisodeLimits, RewardScoring
-from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
 from rlfactory_reward_models.base import RewardInput
 from rlfactory_reward_models.tool_verdict import ToolVerdictReward
 from rlfactory_tool_servers.android.phone.tasks import all_templates
@@ -137,6 +136,7 @@ class AndroidEnv(ToolEnv):
     family = FAMILY
     prompt_tools = ("click", "long_press", "input_text", "keyboard_enter", "scroll", "navigate_back",
                     "navigate_home", "open_app", "status", "answer")
+    calls_in_order = True  # each acts on the screen the previous one left
     runtime: AndroidRuntime
 
     def __init__(self, runtime: AndroidRuntime | None = None, **kwargs: Any):
@@ -174,13 +174,6 @@ class AndroidEnv(ToolEnv):
 
     async def aclose_episode(self) -> None:
         await self.call_episode_tool("device_close", {})
-
-    async def run_tool_calls(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
-        """One after another: each acts on the screen the previous one left."""
-        results: list[ToolResult] = []
-        for call in calls:
-            results += await self.runtime.tool_filter.call(self.toolbox, [call])
-        return results
 
     # -- family hooks -------------------------------------------------------------------------------------------
 

@@ -9,13 +9,16 @@ an unexpected error ends that env's episode as truncated, with the error in ``in
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, NamedTuple
 
 import gymnasium as gym
 
-from rlfactory_envs.kernel.env import EpisodeOver, ToolEnv
+from rlfactory_envs.kernel.env import EpisodeOver, OpenTurn, ToolEnv
 from rlfactory_envs.kernel.gc_pause import automatic_gc_paused
+from rlfactory_envs.kernel.mcp.toolbox import Toolbox
+from rlfactory_envs.kernel.tool_call import ToolResult
 
 
 class StepResult(NamedTuple):
@@ -85,16 +88,9 @@ class EnvBatch:
     async def _step_group(self, members: list[int], actions: Sequence[str | None],
                           results: list[StepResult | None]) -> None:
         toolbox = self.envs[members[0]].toolbox
-
-        async def step_all() -> list[Any]:
-            outcomes = await asyncio.gather(*(self.envs[i].astep(actions[i]) for i in members),  # type: ignore[arg-type]
-                                            return_exceptions=True)
-            failed = [self.envs[i] for i, outcome in zip(members, outcomes) if isinstance(outcome, BaseException)]
-            await asyncio.gather(*(env._aend_episode() for env in failed))  # release what the episode held
-            return outcomes
-
+        envs = [self.envs[i] for i in members]
         try:
-            outcomes: list[Any] = await toolbox.run_async(step_all())
+            outcomes = await toolbox.run_async(_step_together(toolbox, envs, [actions[i] for i in members]))
         except RuntimeError as exc:  # the toolbox was closed under the step
             outcomes = [exc] * len(members)
         for i, outcome in zip(members, outcomes):
@@ -117,3 +113,59 @@ class EnvBatch:
     def close(self) -> None:
         for env in self.envs:
             env.close()
+
+
+async def _step_together(toolbox: Toolbox, envs: list[ToolEnv], actions: list[str]) -> list[Any]:
+    """On the toolbox's loop: each env's step, as a step tuple or the exception that ended it. The turns' calls are
+    started together with no task per env (a turn that ends the episode, or an env that steps or runs its calls its
+    own way, goes on as a task of its own); what a failed step's episode held is released."""
+    closing = _Closing(len(envs))
+    later: dict[int, Coroutine[Any, Any, Any]] = {}
+    for position, (env, action) in enumerate(zip(envs, actions)):
+        try:
+            if not env.steps_in_halves():
+                later[position] = env.astep(action)
+                continue
+            turn = env.open_turn(action)
+            if turn.ending is not None or not env.runs_calls_together(turn.calls):
+                later[position] = env.continue_turn(turn)
+            elif turn.calls:
+                env.runtime.tool_filter.start(toolbox, turn.calls, closing.expect(position, env, turn))
+            else:
+                closing.outcomes[position] = env.close_turn(turn, [])
+        except Exception as exc:  # noqa: BLE001 - one env's failure is its own
+            closing.outcomes[position] = exc
+    closing.release()
+    for position, outcome in zip(later, await asyncio.gather(*later.values(), return_exceptions=True)):
+        closing.outcomes[position] = outcome
+    await closing.all_closed
+    failed = [env for env, outcome in zip(envs, closing.outcomes) if isinstance(outcome, BaseException)]
+    await asyncio.gather(*(env._aend_episode() for env in failed))  # release what the episode held
+    return closing.outcomes
+
+
+class _Closing:
+    """The turns of one batch step whose calls run together: each closed as its results come (its outcome the step
+    tuple, or the exception), and ``all_closed`` done once ``release`` was called and every expected turn closed."""
+
+    def __init__(self, count: int):
+        self.outcomes: list[Any] = [None] * count
+        self._open = 1  # until ``release``: every turn is started
+        self.all_closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def expect(self, position: int, env: ToolEnv, turn: OpenTurn) -> Callable[[list[ToolResult]], None]:
+        """What the turn's results are handed to."""
+        self._open += 1
+        return functools.partial(self._close, position, env, turn)
+
+    def _close(self, position: int, env: ToolEnv, turn: OpenTurn, results: list[ToolResult]) -> None:
+        try:
+            self.outcomes[position] = env.close_turn(turn, results)
+        except Exception as exc:  # noqa: BLE001 - one env's failure is its own
+            self.outcomes[position] = exc
+        self.release()
+
+    def release(self) -> None:
+        self._open -= 1
+        if not self._open:
+            self.all_closed.set_result(None)

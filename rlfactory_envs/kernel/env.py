@@ -42,6 +42,7 @@ is the family's declaration's, not the env's (``rlfactory_envs.kernel.families``
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -64,7 +65,7 @@ if TYPE_CHECKING:
     from rlfactory_envs.kernel.chat_format import ChatFormat
     from rlfactory_envs.kernel.task_source import TaskSource
 
-__all__ = ["EpisodeOver", "MissingToolWarning", "ToolEnv", "clip_text", "without_lone_surrogates"]
+__all__ = ["EpisodeOver", "MissingToolWarning", "OpenTurn", "ToolEnv", "clip_text", "without_lone_surrogates"]
 
 
 class EpisodeOver(RuntimeError):
@@ -92,6 +93,21 @@ def without_lone_surrogates(text: str) -> str:
     return text
 
 
+@dataclasses.dataclass(slots=True)
+class OpenTurn:
+    """A step under way (``ToolEnv.open_turn``): its number, the action as read, the ``info`` begun, and either the
+    bound calls to run or, when the step ends the episode, ``(answer, terminated, truncation reason)``."""
+
+    turn: int
+    action: str
+    parsed: ParsedAction
+    notes: list[str]
+    info: dict[str, Any]
+    started: float
+    calls: list[ToolCall]
+    ending: tuple[str | None, bool, str | None] | None = None
+
+
 class ToolEnv(gym.Env[str, str]):
     """A text, multi-turn, tool-using environment: one episode's state over a shared ``Runtime``.
 
@@ -112,6 +128,8 @@ class ToolEnv(gym.Env[str, str]):
     prompt_tools: ClassVar[tuple[str, ...]] = ()
     """The tools the family's prompt tells the model to call: a ``MissingToolWarning`` names those the model
     cannot see (the servers given do not offer them, or ``tools_allowed``/``tools_denied`` hide them)."""
+    calls_in_order: ClassVar[bool] = False
+    """The calls of one response act on one shared state in order (a phone's screen): they run one by one."""
     settings_model: ClassVar[type[EnvSettings]] = EnvSettings
     """The settings this env takes (a family subclasses ``EnvSettings`` with its fields and defaults)."""
     family: ClassVar[Any] = None
@@ -133,6 +151,7 @@ class ToolEnv(gym.Env[str, str]):
                                   f"({', '.join(settings)})")
             self._runtime_key = hold_runtime(runtime)
         self.runtime = runtime
+        self._limits = runtime.limits
         self.render_mode = render_mode
         self.record_timings = record_timings
         self.reward_range = runtime.reward_range
@@ -187,11 +206,11 @@ class ToolEnv(gym.Env[str, str]):
 
     @property
     def limits(self) -> EpisodeLimits:
-        return self.runtime.limits
+        return self._limits
 
     @property
     def max_turns(self) -> int:
-        return self.runtime.limits.max_turns
+        return self._limits.max_turns
 
     @property
     def answer_tag(self) -> str:
@@ -228,6 +247,12 @@ class ToolEnv(gym.Env[str, str]):
 
     async def astep(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """``step`` as a coroutine; every tool call of the response is in flight at once."""
+        return await self.continue_turn(self.open_turn(action))
+
+    def open_turn(self, action: str) -> OpenTurn:
+        """The first half of a step, which runs nothing: ``action`` read, and what the step does next decided
+        (end the episode, or run the bound calls). ``continue_turn`` does the rest; ``EnvBatch`` runs the calls of
+        many envs' turns together and closes each with ``close_turn``."""
         self._check_can_step(action)
         turn = self.turn + 1  # committed with the turn's record: a cancelled step leaves no trace in the episode
         # (a server that keeps state, a phone, may have acted on the calls it got)
@@ -236,51 +261,72 @@ class ToolEnv(gym.Env[str, str]):
         info: dict[str, Any] = self._base_info(turn)
         info["tool_calls"] = [call.to_dict() for call in parsed.tool_calls]
         info["parse_errors"] = list(parsed.errors)
-        ending = await self._end_if_due(turn, action, parsed, notes, info)
+        ending = self._ending(turn, parsed, notes)
         if ending is not None:
-            return ending
-        return await self._run_turn(turn, action, parsed, notes, info, started)
+            if ending[2] != "max_episode_seconds":
+                self._pay_process_reward(info, turn, action, parsed, calls=0, errors=0)
+            return OpenTurn(turn, action, parsed, notes, info, started, [], ending)
+        return OpenTurn(turn, action, parsed, notes, info, started, self._bind_arguments(parsed.tool_calls))
+
+    async def continue_turn(self, turn: OpenTurn) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """The rest of the step ``open_turn`` began: the episode's end, or the turn's calls run and recorded."""
+        if turn.ending is not None:
+            answer, terminated, reason = turn.ending
+            return await self._finish(turn.turn, turn.action, answer, turn.info,
+                                      {"role": "assistant", "content": turn.action}, terminated=terminated,
+                                      reason=reason)
+        return self.close_turn(turn, await self.run_tool_calls(turn.calls) if turn.calls else [])
+
+    def steps_in_halves(self) -> bool:
+        """Whether ``astep`` is this class's: ``open_turn``, the calls, ``close_turn`` (not replaced by a subclass or
+        on the instance), so that ``EnvBatch`` may step the env through the halves."""
+        return getattr(self.astep, "__func__", None) is ToolEnv.astep
+
+    def runs_calls_together(self, calls: Sequence[ToolCall]) -> bool:
+        """Whether ``run_tool_calls`` runs ``calls`` all at once through the tool filter (its default), so that
+        another caller may start them so (``EnvBatch`` merges them with other envs' calls, no task per env)."""
+        default = getattr(self.run_tool_calls, "__func__", None) is ToolEnv.run_tool_calls
+        return default and (len(calls) <= 1 or not self.calls_in_order)
 
     def _read_action(self, action: str) -> tuple[ParsedAction, list[str]]:
         """``action`` parsed (its first ``max_action_chars`` only), and the notes for the model about it."""
-        limit = self.limits.max_action_chars
+        limit = self._limits.max_action_chars
         if len(action) <= limit:
             return self.parser.parse(action), []
         note = f"Your response was {len(action):,} characters long; only the first {limit:,} were read."
         return self.parser.parse(action[:limit]), [note]
 
-    async def _end_if_due(self, turn: int, action: str, parsed: ParsedAction, notes: list[str],
-                          info: dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]] | None:
-        """The episode's last step when this turn ends it (an answer, the turn limit, the episode's wall clock);
-        ``None`` otherwise, with an answer's problem added to ``notes``."""
-        assistant = {"role": "assistant", "content": action}
+    def _ending(self, turn: int, parsed: ParsedAction, notes: list[str]) -> tuple[str | None, bool, str | None] | None:
+        """``(answer, terminated, truncation reason)`` when this turn ends the episode (an answer, the turn limit,
+        the episode's wall clock); ``None`` otherwise, with an answer's problem added to ``notes``."""
+        max_turns = self.max_turns
         problem = self.answer_problem(parsed.answer) if parsed.answer is not None else None
-        if parsed.answer is not None and (problem is None or turn >= self.max_turns):
-            self._pay_process_reward(info, turn, action, parsed, calls=0, errors=0)
-            return await self._finish(turn, action, parsed.answer, info, assistant, terminated=True, reason=None)
-        notes += [problem] if problem is not None else []
-        if turn >= self.max_turns:
-            self._pay_process_reward(info, turn, action, parsed, calls=0, errors=0)
-            return await self._finish(turn, action, None, info, assistant, terminated=False, reason="max_turns")
-        budget = self.limits.max_episode_seconds
+        if parsed.answer is not None and (problem is None or turn >= max_turns):
+            return parsed.answer, True, None
+        if problem is not None:
+            notes.append(problem)
+        if turn >= max_turns:
+            return None, False, "max_turns"
+        budget = self._limits.max_episode_seconds
         if budget is not None and time.monotonic() - self._started_at > budget:
-            return await self._finish(turn, action, None, info, assistant, terminated=False,
-                                      reason="max_episode_seconds")
+            return None, False, "max_episode_seconds"
         return None
 
-    async def _run_turn(self, turn: int, action: str, parsed: ParsedAction, notes: list[str], info: dict[str, Any],
-                        started: float) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Run the turn's tool calls and record the turn: the observation, the messages, the results."""
-        calls = self._bind_arguments(parsed.tool_calls)
-        results = [self._clip_result(r) for r in await self.run_tool_calls(calls)]
-        feedback = self._feedback(notes + parsed.errors, parsed)
+    def close_turn(self, turn: OpenTurn, results: list[ToolResult]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """The second half of a step whose calls ran: ``results`` (one per call, in order) recorded, and the
+        observation the model reads next."""
+        action, parsed, info = turn.action, turn.parsed, turn.info
+        results = [self._clip_result(r) for r in results]
+        feedback = self._feedback(turn.notes + parsed.errors, parsed)
         obs = clip_text(self.chat_format.observation(action, results, feedback), self.runtime.max_observation_chars,
                         "observation")
-        self._record_turn(turn, action, obs, calls, results, feedback, info)
+        self._record_turn(turn.turn, action, obs, turn.calls, results, feedback, info)
         if self.record_timings:
             info["tool_latency_s"] = [r.latency_s for r in results]
-            info["step_seconds"] = time.perf_counter() - started
-        paid = self._pay_process_reward(info, turn, action, parsed, calls=len(results),
+            info["step_seconds"] = time.perf_counter() - turn.started
+        if self.runtime.process_reward is None:
+            return obs, 0.0, False, False, info
+        paid = self._pay_process_reward(info, turn.turn, action, parsed, calls=len(results),
                                         errors=sum(r.is_error for r in results))
         return obs, paid, False, False, info
 
@@ -289,13 +335,14 @@ class ToolEnv(gym.Env[str, str]):
         """The turn's messages and tool results, in the episode and in ``info``."""
         new_messages = [{"role": "assistant", "content": action}]
         new_messages += [{"role": "tool", "name": r.name, "content": r.text} for r in results]
-        new_messages += [{"role": "user", "content": feedback}] if feedback else []
+        if feedback:
+            new_messages.append({"role": "user", "content": feedback})
         tool_results = [{"name": r.name, "arguments": self._shown_arguments(c.arguments), "text": r.text,
                          "is_error": r.is_error, "server": r.server} for c, r in zip(calls, results)]
         self._record(turn, action, obs, new_messages)
         self._tool_results += tool_results  # the reward gets copies; these dicts are the step's own info
         self._failed_calls += sum(r.failure is not None for r in results)
-        info["messages"] = [dict(m) for m in new_messages]
+        info["messages"] = [m.copy() for m in new_messages]
         info["tool_results"] = tool_results
 
     def _feedback(self, lines: list[str], parsed: ParsedAction) -> str | None:
@@ -408,9 +455,11 @@ class ToolEnv(gym.Env[str, str]):
         episode argument set where the tool's schema declares them; a call to a tool that keeps state per episode
         (its ``_meta`` says so), or given the episode argument, carries the episode id (sent in the request's
         ``_meta``) and has it as its affinity (a replicated server sends it to the replica holding that state)."""
+        if not calls:
+            return []
         episode_argument = self.runtime.episode_argument
-        bound = self.bound_arguments(task if task is not None else self.task) if calls else {}
-        if calls and episode_argument:
+        bound = self.bound_arguments(task if task is not None else self.task) if self._binds_arguments() else {}
+        if episode_argument:
             bound[episode_argument] = self.episode_id
         out = []
         for call in calls:
@@ -422,6 +471,9 @@ class ToolEnv(gym.Env[str, str]):
                 continue
             out.append(ToolCall(call.name, {**call.arguments, **own}, call.call_id, self.episode_id, self.episode_id))
         return out
+
+    def _binds_arguments(self) -> bool:
+        return type(self).bound_arguments is not ToolEnv.bound_arguments
 
     def _shown_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """A call's arguments as ``info`` records them: without the episode id, which would make ``info`` differ
@@ -486,7 +538,7 @@ class ToolEnv(gym.Env[str, str]):
         return prompt, info
 
     def _base_info(self, turn: int) -> dict[str, Any]:
-        return {"dataset": self.tasks.name, "task_id": getattr(self.task, "task_id", None), "turn": turn}
+        return {"dataset": self.runtime.tasks.name, "task_id": getattr(self.task, "task_id", None), "turn": turn}
 
     def _check_open(self) -> None:
         if self._closed:
@@ -500,7 +552,7 @@ class ToolEnv(gym.Env[str, str]):
 
     def _clip_result(self, result: ToolResult) -> ToolResult:
         text = without_lone_surrogates(result.text)
-        limit = self.limits.max_tool_response_chars
+        limit = self._limits.max_tool_response_chars
         if len(text) <= limit and text is result.text:
             return result
         text = clip_text(text, limit, "tool response")
@@ -566,9 +618,14 @@ class ToolEnv(gym.Env[str, str]):
         env is reset or closed before the episode ended. Default: nothing."""
 
     async def run_tool_calls(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
-        """Run one response's (bound) calls; results in order. Default: all in flight at once, through the tool
-        filter; a family whose calls act on one shared state in order (a phone) runs them one by one."""
-        return await self.runtime.tool_filter.call(self.toolbox, calls)
+        """Run one response's (bound) calls; results in order. Default: through the tool filter, all in flight at
+        once, or one by one for a family whose calls act on one shared state in order (``calls_in_order``)."""
+        if not self.calls_in_order or len(calls) <= 1:
+            return await self.runtime.tool_filter.call(self.toolbox, calls)
+        results: list[ToolResult] = []
+        for call in calls:
+            results += await self.runtime.tool_filter.call(self.toolbox, [call])
+        return results
 
     def task_from_dict(self, data: Mapping[str, Any]) -> Any:
         """Build a task from ``options["task"]``; ``ValueError`` says what is missing."""
@@ -598,5 +655,4 @@ class ToolEnv(gym.Env[str, str]):
     def invalid_action_feedback(self) -> str:
         """What the model is told when a response neither calls a tool nor answers: the chat format's words,
         naming the tools the model sees."""
-        names = [spec.name for spec in self.runtime.tool_filter.specs(self.toolbox.specs)]
-        return self.chat_format.invalid_action_feedback(names, self.answer_tag)
+        return self.runtime.invalid_action_feedback()

@@ -123,6 +123,7 @@ class Runtime:
         self.action_space = UnicodeText(limits.max_action_chars)
         self._specs: dict[frozenset[str], list[ToolSpec]] = {}
         self._prompt_tools_checked = False
+        self._invalid_action_feedback: str | None = None
 
     @property
     def limits(self) -> EpisodeLimits:
@@ -157,6 +158,14 @@ class Runtime:
             specs = self.tool_filter.specs(self.toolbox.specs)
             specs = self._specs[hidden] = [without_arguments(spec, hidden) for spec in specs] if hidden else specs
         return specs
+
+    def invalid_action_feedback(self) -> str:
+        """What the model is told when a response neither calls a tool nor answers: the chat format's words, naming
+        the tools the model sees (made once)."""
+        if self._invalid_action_feedback is None:
+            names = [spec.name for spec in self.tool_filter.specs(self.toolbox.specs)]
+            self._invalid_action_feedback = self.chat_format.invalid_action_feedback(names, self.answer_tag)
+        return self._invalid_action_feedback
 
     def check_prompt_tools(self, prompt_tools: tuple[str, ...], seen: set[str], env_name: str) -> None:
         """Warn once (``MissingToolWarning``) when the prompt names a tool the model does not see."""

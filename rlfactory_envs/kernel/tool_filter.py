@@ -7,7 +7,7 @@ the tools the model sees, so the filter cannot be probed for what it hides.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.toolbox import Toolbox, ToolSpec, shown_name
@@ -50,9 +50,30 @@ class ToolFilter:
         """The calls' results, in order; calls to hidden tools answered here."""
         if not self.active:
             return await toolbox.acall_many(calls)
-        offered = {spec.name for spec in toolbox.specs}  # a name no server offers is answered here too: the
-        runs = [call.name in offered and self.visible(call.name) for call in calls]  # toolbox's answer lists all
-        ran = iter(await toolbox.acall_many([call for call, run in zip(calls, runs) if run]))
+        runs = self._runs(toolbox, calls)
+        return self._merged(toolbox, calls, runs, await toolbox.acall_many(self._ran(calls, runs)))
+
+    def start(self, toolbox: Toolbox, calls: Sequence[ToolCall], deliver: Callable[[list[ToolResult]], None]) -> None:
+        """``call`` on the toolbox's loop, without waiting: ``deliver`` gets the results (``Toolbox.start_calls``)."""
+        if not self.active:
+            toolbox.start_calls(calls, deliver)
+            return
+        runs = self._runs(toolbox, calls)
+        toolbox.start_calls(self._ran(calls, runs),
+                            lambda results: deliver(self._merged(toolbox, calls, runs, results)))
+
+    def _runs(self, toolbox: Toolbox, calls: Sequence[ToolCall]) -> list[bool]:
+        """Which calls reach a server: a name no server offers is answered here too (the toolbox's answer would
+        list every tool)."""
+        return [toolbox.spec(call.name) is not None and self.visible(call.name) for call in calls]
+
+    @staticmethod
+    def _ran(calls: Sequence[ToolCall], runs: list[bool]) -> list[ToolCall]:
+        return [call for call, run in zip(calls, runs) if run]
+
+    def _merged(self, toolbox: Toolbox, calls: Sequence[ToolCall], runs: list[bool],
+                results: list[ToolResult]) -> list[ToolResult]:
+        ran = iter(results)
         return [next(ran) if run else self._unknown(toolbox, call) for call, run in zip(calls, runs)]
 
     def _unknown(self, toolbox: Toolbox, call: ToolCall) -> ToolResult:

@@ -17,6 +17,7 @@ name. The listed schema describes each element of ``calls`` with the tool's own 
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any
@@ -28,7 +29,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from rlfactory_tool_servers import wire
-from rlfactory_tool_servers.batch_runs import ElementDeadline, Run, Runs
+from rlfactory_tool_servers.batch_runs import ElementDeadline, Run, Runs, ThreadedRun
 from rlfactory_tool_servers.tool_signature import ToolSignature, episode_of, result_text
 
 MAX_BATCH_CALLS = 16384
@@ -89,9 +90,12 @@ def episodes_of(meta: Any, count: int, default: Any) -> list[Any]:
 class BatchedTool:
     """The batched form of one tool: checks the elements, runs them, and answers each as ``wire.BatchEntry``."""
 
-    def __init__(self, name: str, run: Callable[..., Any], signature: ToolSignature, batch_fn: BatchFn | None):
+    def __init__(self, name: str, fn: Callable[..., Any], signature: ToolSignature, batch_fn: BatchFn | None,
+                 blocking: bool = False):
+        """``fn``: the tool's function; ``blocking``: a sync ``fn`` blocks, and runs in worker threads."""
         self.name = name
-        self.run = run
+        self.fn = fn
+        self.threaded = blocking and not inspect.iscoroutinefunction(fn)
         self.signature = signature
         self.batch_fn = batch_fn
         self.runs = Runs()
@@ -107,18 +111,17 @@ class BatchedTool:
         """An error entry for each element that is not valid arguments, and the valid ones' arguments by position
         (the episode set where the tool takes one)."""
         entries: list[wire.BatchEntry | None] = [None] * len(calls)
+        objects = [position for position, arguments in enumerate(calls) if isinstance(arguments, dict)]
+        for position in set(range(len(calls))).difference(objects):
+            entries[position] = wire.entry(f"Error: arguments of {self.name} must be a JSON object", True)
         valid: dict[int, dict[str, Any]] = {}
-        for position, (arguments, episode) in enumerate(zip(calls, episodes)):
-            if not isinstance(arguments, dict):
-                entries[position] = wire.entry(f"Error: arguments of {self.name} must be a JSON object", True)
-                continue
-            try:  # values as validated, as the tool itself gets them
-                valid[position] = dict(self.signature.arguments.model_validate(arguments))
-            except pydantic.ValidationError as exc:
-                entries[position] = wire.entry(invalid_arguments(self.name, exc), True)
+        for position, checked in zip(objects, self.signature.validate_all([calls[p] for p in objects])):
+            if isinstance(checked, pydantic.ValidationError):
+                entries[position] = wire.entry(invalid_arguments(self.name, checked), True)
                 continue
             if self.signature.episode is not None:
-                valid[position][self.signature.episode] = episode
+                checked[self.signature.episode] = episodes[position]
+            valid[position] = checked
         return entries, valid
 
     async def answer(self, ctx: Context, calls: list[Any], deadline_s: float | None, reply_after_s: float | None,
@@ -137,7 +140,8 @@ class BatchedTool:
             return reply({"results": entries, "ticket": None})
         # Without a deadline nothing would bound elements left running after the reply: wait for all of them.
         early = reply_after_s if deadline_s is not None and self.runs.has_room() else None
-        run = Run({position: _bound(self.run, arguments) for position, arguments in valid.items()}, deadline_s)
+        calls_of = {position: functools.partial(self.fn, **arguments) for position, arguments in valid.items()}
+        run = ThreadedRun(calls_of, deadline_s) if self.threaded else Run.of(calls_of, deadline_s)
         for position, value in (await run.next_reply(early)).items():
             entries[position] = self.entry(value)
         ticket = None if run.finished else self.runs.add(run)
@@ -172,19 +176,16 @@ class BatchedTool:
         return values
 
 
-def _bound(run: Callable[..., Any], arguments: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
-    return lambda: run(**arguments)
-
-
 def reply(structured: Any) -> mcp_types.CallToolResult:
     """A batched form's answer: structured content only (see ``wire``)."""
     return mcp_types.CallToolResult(content=[], structured_content=structured)
 
 
-def publish_batch_form(server: MCPServer, name: str, run: Callable[..., Any], signature: ToolSignature,
-                       batch_fn: BatchFn | None) -> None:
-    """Register ``name + "_batch"`` on ``server``, hidden from ``tools/list`` unless asked for."""
-    batched = BatchedTool(name, run, signature, batch_fn)
+def publish_batch_form(server: MCPServer, name: str, fn: Callable[..., Any], signature: ToolSignature,
+                       batch_fn: BatchFn | None, blocking: bool = False) -> None:
+    """Register ``name + "_batch"`` on ``server``, hidden from ``tools/list`` unless asked for (``blocking``: a sync
+    ``fn`` runs in worker threads)."""
+    batched = BatchedTool(name, fn, signature, batch_fn, blocking)
     element = Annotated[Any, SchemaOf(signature.arguments)]
 
     async def batch(ctx: Context, calls: list[Any], deadline_s: float | None = None, reply_after_s: float | None = None,

@@ -3,6 +3,7 @@ the function is run and its value shown. Shared by a tool's own form and its bat
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import typing
@@ -51,6 +52,34 @@ class ToolSignature:
         model = pydantic.create_model(f"{name}_arguments", __config__=pydantic.ConfigDict(extra="forbid"), **fields)
         default = None if episode_default is inspect.Parameter.empty else episode_default
         return cls(parameters, model, episode, default)
+
+    @functools.cached_property
+    def _list_of_arguments(self) -> pydantic.TypeAdapter[list[pydantic.BaseModel]]:
+        return pydantic.TypeAdapter(list[self.arguments])  # type: ignore[name-defined]
+
+    def validate_all(self, calls: list[dict[str, Any]]) -> list[dict[str, Any] | pydantic.ValidationError]:
+        """Each call's arguments as validated (a fresh dict, as the tool gets them), or its own validation error:
+        valid lists in one pass, and only the elements the pass names again, one by one, for their errors."""
+        try:
+            return [model.__dict__ for model in self._list_of_arguments.validate_python(calls)]
+        except pydantic.ValidationError as exc:
+            failed = {error["loc"][0] for error in exc.errors(include_url=False, include_context=False,
+                                                             include_input=False) if error["loc"]}
+        if not failed:
+            failed = set(range(len(calls)))
+        checked: list[dict[str, Any] | pydantic.ValidationError] = []
+        for position, arguments in enumerate(calls):
+            if position not in failed:
+                checked.append(arguments)
+                continue
+            try:
+                checked.append(self.arguments.model_validate(arguments).__dict__)
+            except pydantic.ValidationError as exc:
+                checked.append(exc)
+        passed = [position for position in range(len(calls)) if position not in failed]
+        for position, arguments in zip(passed, self.validate_all([calls[p] for p in passed]) if passed else []):
+            checked[position] = arguments
+        return checked
 
     def with_context(self) -> inspect.Signature:
         """The signature the SDK reads: the arguments, and a ``Context`` it fills in (no schema property)."""

@@ -26,8 +26,9 @@ A toolset states what its tools do to the world in MCP's tool annotations (``ann
 
 Every tool is published with its batched form ``NAME_batch`` (``batch_form``), which the toolbox merges concurrent
 calls into; ``@tool(batch="method")`` names a method that answers a whole list of calls at once (retrieval, say).
-Sync methods run on the server's loop (a toolset's lookups are in memory and quick); a toolset whose methods block
-(a real phone over adb, a user's functions) sets ``blocking`` and they run in worker threads.
+Sync methods run on the server's loop (a toolset's lookups are in memory and quick; a batch's elements one after the
+other, with no task each); a toolset whose methods block (a real phone over adb, a user's functions) sets
+``blocking`` and they run in worker threads, one hop per batch (``batch_runs``).
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ def publish_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | None 
     server.add_tool(single_form(tool_name, fn, signature, blocking), name=tool_name,
                     description=description if description is not None else inspect.getdoc(fn), meta=meta,
                     structured_output=False, annotations=annotations)
-    publish_batch_form(server, tool_name, invoker(fn, blocking), signature, batch_fn)
+    publish_batch_form(server, tool_name, fn, signature, batch_fn, blocking)
 
 
 def publish_toolsets(name: str, toolsets: Sequence[Toolset]) -> MCPServer:

@@ -11,8 +11,9 @@ slow work. Results that are ready in the same iteration of the toolbox loop go b
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
@@ -26,12 +27,14 @@ Answer = tuple["asyncio.Future[Any]", Any, "BaseException | None"]
 
 
 class CoalescingHandoff(Generic[ItemT, ResultT]):
-    """``await submit(item)`` runs ``run_one(item)`` on ``thread``, handed over together with the other items of
-    this loop iteration, and returns its result (or raises its exception)."""
+    """``await submit(item)`` starts ``start_one(item, deliver)`` on ``thread``, handed over together with the
+    other items of this loop iteration, and returns what it hands ``deliver`` (or raises the exception it raises).
+    ``start_one`` runs on the thread's loop, starts the item's work without waiting for it, and calls ``deliver``
+    once, on that loop, when the result is ready."""
 
-    def __init__(self, thread: LoopThread, run_one: Callable[[ItemT], Coroutine[Any, Any, ResultT]]):
+    def __init__(self, thread: LoopThread, start_one: Callable[[ItemT, Callable[[ResultT], None]], None]):
         self._thread = thread
-        self._run_one = run_one
+        self._start_one = start_one
         self._waiting: dict[asyncio.AbstractEventLoop, Waiting] = {}
         self._lock = threading.Lock()
 
@@ -65,25 +68,30 @@ class CoalescingHandoff(Generic[ItemT, ResultT]):
         done.add_done_callback(answer_the_rest)
 
     async def _run_batch(self, loop: asyncio.AbstractEventLoop, batch: Waiting) -> None:
-        outbox = _Outbox(loop)
-
-        async def run(item: Any, future: asyncio.Future[Any]) -> None:
+        """Start every item, and wait until each has answered (stopping the thread meanwhile answers the rest)."""
+        outbox = _Outbox(loop, len(batch))
+        for item, future in batch:
             try:
-                result = await self._run_one(item)
+                self._start_one(item, functools.partial(outbox.deliver, future))
             except Exception as exc:  # noqa: BLE001 - the caller gets it
                 outbox.put((future, None, exc))
-            else:
-                outbox.put((future, result, None))
-
-        await asyncio.gather(*(run(item, future) for item, future in batch))
+        await outbox.all_sent
 
 
 class _Outbox:
-    """Answers bound for one caller loop; those ready in one iteration of the toolbox loop leave in one hop."""
+    """Answers bound for one caller loop; those ready in one iteration of the toolbox loop leave in one hop.
+    ``all_sent`` is done once the ``expected`` answers have left."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop):
+    def __init__(self, loop: asyncio.AbstractEventLoop, expected: int):
         self._loop = loop
         self._ready: list[Answer] = []
+        self._expected = expected
+        self.all_sent: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if not expected:
+            self.all_sent.set_result(None)
+
+    def deliver(self, future: asyncio.Future[Any], result: Any) -> None:
+        self.put((future, result, None))
 
     def put(self, answer: Answer) -> None:
         self._ready.append(answer)
@@ -93,6 +101,9 @@ class _Outbox:
     def _send(self) -> None:
         ready, self._ready = self._ready, []
         _send_back(self._loop, ready)
+        self._expected -= len(ready)
+        if self._expected <= 0 and not self.all_sent.done():
+            self.all_sent.set_result(None)
 
 
 def _send_back(loop: asyncio.AbstractEventLoop, answers: list[Answer]) -> None:

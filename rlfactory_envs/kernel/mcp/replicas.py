@@ -27,16 +27,17 @@ is a retry), and every sending in the counters of the replica it went to (see ``
 from __future__ import annotations
 
 import asyncio
-import time
+import functools
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import mcp_types
 
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.config import REPLICA_PROBE_MAX_FACTOR, ReplicatedHttpServerEntry
 from rlfactory_envs.kernel.mcp.errors import TransportError
-from rlfactory_envs.kernel.mcp.server_client import UNAVAILABLE, Outcome, ServerClient, count_outcome
+from rlfactory_envs.kernel.mcp.server_client import (UNAVAILABLE, Outcome, ServerClient, deliver_when_done,
+                                                     result_sink, set_if_pending)
 from rlfactory_envs.kernel.mcp.stats import ReplicaCounters, ServerStats
 from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
 
@@ -112,13 +113,16 @@ class ReplicatedClient:
 
     # -- calling ---------------------------------------------------------------------------------------------
 
+    def send(self, call: ToolCall, deliver: Callable[[ToolResult], None]) -> None:
+        """Run ``call`` on a replica chosen as the module docstring says; ``deliver`` gets its result."""
+        outcome = self._spread(call) if call.affinity is None else self._pinned(call, call.affinity)
+        deliver_when_done(asyncio.ensure_future(outcome), result_sink(self.stats, self.name, call, deliver))
+
     async def call(self, call: ToolCall) -> ToolResult:
-        """Run ``call`` on a replica chosen as the module docstring says; never raises."""
-        started = time.perf_counter()
-        outcome = await (self._spread(call) if call.affinity is None else self._pinned(call, call.affinity))
-        count_outcome(self.stats, call.name, outcome)
-        return ToolResult(call.name, outcome.text, outcome.is_error, time.perf_counter() - started, self.name,
-                          call.call_id, outcome.failure)
+        """``send``, awaited: the result of ``call``; never raises."""
+        future: asyncio.Future[ToolResult] = asyncio.get_running_loop().create_future()
+        self.send(call, functools.partial(set_if_pending, future))
+        return await future
 
     async def _spread(self, call: ToolCall) -> Outcome:
         tried: list[_Replica] = []

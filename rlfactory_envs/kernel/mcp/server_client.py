@@ -10,14 +10,17 @@ What happened is counted in the server's ``ServerStats`` (see ``stats``).
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import json
+import random
+import sys
 import time
-from typing import Any, NamedTuple
+from collections.abc import Callable, Coroutine
+from typing import Any, NamedTuple, TypeVar
 
 import mcp_types
 from mcp import MCPError
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from rlfactory_envs.kernel.mcp.config import InProcessServerEntry, ServerEntry
 from rlfactory_envs.kernel.mcp.errors import MalformedReply
@@ -30,6 +33,7 @@ ELEMENT_DEADLINE_FRACTION = 0.9  # of timeout_s, for each element of a merged re
 
 TIMEOUT = "timeout"
 UNAVAILABLE = "unavailable"
+T = TypeVar("T")
 
 
 class Outcome(NamedTuple):
@@ -72,6 +76,34 @@ def call_result_text(result: mcp_types.CallToolResult, structured_as_text: bool 
     return "\n".join(parts)
 
 
+Sink = Callable[[Outcome], None]
+"""Who waits for a call: called once with its outcome, on the toolbox's loop."""
+
+CLOSED = Outcome("Error: the toolbox is closed.", True, "closed")
+
+
+class _Callers:
+    """The callers of one merged request, by position: each is answered once."""
+
+    def __init__(self, sinks: list[Sink]):
+        self._sinks: list[Sink | None] = list(sinks)
+        self.waiting = len(sinks)
+
+    def answer(self, position: int, outcome: Outcome) -> None:
+        if not 0 <= position < len(self._sinks):
+            raise IndexError(f"element {position} is not in the batch")
+        sink = self._sinks[position]
+        if sink is not None:
+            self._sinks[position] = None
+            self.waiting -= 1
+            sink(outcome)
+
+    def settle(self, outcome: Outcome) -> None:
+        """Answer with ``outcome`` every caller still waiting."""
+        for position in range(len(self._sinks)):
+            self.answer(position, outcome)
+
+
 class _Batcher:
     """Collects the calls to one tool made in the same loop iteration and sends them as one batched request.
 
@@ -84,18 +116,16 @@ class _Batcher:
         self._tool = tool
         self._batch_tool = batch_tool
         self._max = max_batch_size
-        self._pending: list[tuple[ToolCall, asyncio.Future[Outcome]]] = []
+        self._pending: list[tuple[ToolCall, Sink]] = []
         self._scheduled = False
         self._in_flight: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
 
-    def submit(self, call: ToolCall) -> asyncio.Future[Outcome]:
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Outcome] = loop.create_future()
-        self._pending.append((call, future))
+    def submit(self, call: ToolCall, sink: Sink) -> None:
+        """Send ``call`` with the others of this loop iteration; ``sink`` gets its outcome."""
+        self._pending.append((call, sink))
         if not self._scheduled:
             self._scheduled = True
-            loop.call_soon(self._flush)
-        return future
+            asyncio.get_running_loop().call_soon(self._flush)
 
     def _flush(self) -> None:
         self._scheduled = False
@@ -105,75 +135,92 @@ class _Batcher:
             self._in_flight.add(task)
             task.add_done_callback(self._in_flight.discard)
 
-    async def _send(self, chunk: list[tuple[ToolCall, asyncio.Future[Outcome]]]) -> None:
-        futures = [future for _, future in chunk]
+    async def _send(self, chunk: list[tuple[ToolCall, Sink]]) -> None:
+        callers = _Callers([sink for _, sink in chunk])
         try:
-            await self._answer(chunk)
+            await self._answer([call for call, _ in chunk], callers)
+        except asyncio.CancelledError:  # the toolbox is stopping
+            callers.settle(CLOSED)
+            raise
         except Exception as exc:  # noqa: BLE001 - every waiting caller must get an answer
-            _settle(futures, Outcome(f"Error: calling {self._tool!r} failed unexpectedly: {exc!r}", True))
-        _settle(futures, Outcome(f"Error: the batched {self._tool} left this call without a result", True))
+            callers.settle(Outcome(f"Error: calling {self._tool!r} failed unexpectedly: {exc!r}", True))
+        callers.settle(Outcome(f"Error: the batched {self._tool} left this call without a result", True))
 
-    async def _answer(self, chunk: list[tuple[ToolCall, asyncio.Future[Outcome]]]) -> None:
-        """Send the chunk as one request, and answer each caller as soon as its element's result comes back.
+    async def _answer(self, calls: list[ToolCall], callers: _Callers) -> None:
+        """Send the calls as one request, and answer each caller as soon as its element's result comes back.
 
         Elements still running shortly before the request's deadline are abandoned by the server, so one hanging
         call fails alone instead of taking the calls merged with it down; with ``batch_reply_after_s`` the server
         answers the finished elements early and the rest are collected from the same session (``wire``)."""
         entry = self._client.entry
         given_up_at = time.monotonic() + entry.timeout_s
-        futures = [future for _, future in chunk]
         slot = self._client.next_slot()
-        arguments: dict[str, Any] = {"calls": [call.arguments for call, _ in chunk],
+        arguments: dict[str, Any] = {"calls": [call.arguments for call in calls],
                                      "deadline_s": entry.timeout_s * ELEMENT_DEADLINE_FRACTION}
         if entry.batch_reply_after_s is not None:
             arguments["reply_after_s"] = entry.batch_reply_after_s
-        outcome = await self._client.request(self._batch_tool, arguments, shown_as=self._tool, calls=len(chunk),
-                                             slot=slot, meta=episodes_meta([call.episode for call, _ in chunk]),
+        outcome = await self._client.request(self._batch_tool, arguments, shown_as=self._tool, calls=len(calls),
+                                             slot=slot, meta=episodes_meta([call.episode for call in calls]),
                                              batched=True)
         if outcome.is_error:
-            _settle(futures, outcome)
+            callers.settle(outcome)
             return
         try:
             reply = wire.read_batch_reply(outcome.structured)
-            if len(reply["results"]) != len(chunk):
+            if len(reply["results"]) != len(calls):
                 raise ValueError("misaligned batch result")
-            waiting = self._take(futures, dict(enumerate(reply["results"])))
+            for position, result in enumerate(reply["results"]):
+                if result is not None:
+                    callers.answer(position, element_outcome(result))
             ticket = reply["ticket"]
-            while ticket is not None and waiting:
+            while ticket is not None and callers.waiting:
                 if time.monotonic() >= given_up_at:
-                    _settle(waiting, Outcome(f"Error: the tool {self._tool!r} did not answer within "
-                                             f"{entry.timeout_s:g} s (deadline); the call was abandoned.", True,
-                                             TIMEOUT))
+                    callers.settle(Outcome(f"Error: the tool {self._tool!r} did not answer within "
+                                           f"{entry.timeout_s:g} s (deadline); the call was abandoned.", True,
+                                           TIMEOUT))
                     return
                 outcome = await self._client.request(
                     self._batch_tool, {"calls": [], "collect": ticket, "reply_after_s": entry.batch_reply_after_s},
                     shown_as=self._tool, slot=slot, batched=True)
                 if outcome.is_error:
-                    _settle(waiting, outcome)
+                    callers.settle(outcome)
                     return
                 collected = wire.read_collected_reply(outcome.structured)
                 ticket = collected["ticket"]
-                waiting = self._take(futures, {int(position): result
-                                               for position, result in collected["results"].items()})
+                for position, result in collected["results"].items():
+                    callers.answer(int(position), element_outcome(result))
         except (ValueError, KeyError, IndexError) as exc:
-            _settle(futures, Outcome(f"Error: the batched {self._tool} returned an unreadable result "
-                                     f"({' '.join(str(exc).split())[:200]})", True))
-
-    @staticmethod
-    def _take(futures: list[asyncio.Future[Outcome]],
-              results: dict[int, wire.BatchEntry | None]) -> list[asyncio.Future[Outcome]]:
-        """Answer the callers whose results came (``None``: not yet); the futures still waiting."""
-        for position, result in results.items():
-            if result is not None and not futures[position].done():
-                futures[position].set_result(element_outcome(result))
-        return [future for future in futures if not future.done()]
+            callers.settle(Outcome(f"Error: the batched {self._tool} returned an unreadable result "
+                                   f"({' '.join(str(exc).split())[:200]})", True))
 
 
-def _settle(futures: list[asyncio.Future[Outcome]], outcome: Outcome) -> None:
-    """Answer with ``outcome`` every caller still waiting."""
-    for future in futures:
-        if not future.done():
-            future.set_result(outcome)
+def set_if_pending(future: asyncio.Future[Any], value: Any) -> None:
+    """``future.set_result(value)`` unless it is done already (its caller was cancelled)."""
+    if not future.done():
+        future.set_result(value)
+
+
+def result_sink(stats: ServerStats, server: str, call: ToolCall, deliver: Callable[[ToolResult], None]) -> Sink:
+    """A sink that counts ``call``'s outcome in ``stats`` and hands ``deliver`` its result (timed from now)."""
+    return functools.partial(_deliver_result, stats, server, call, time.perf_counter(), deliver)
+
+
+def _deliver_result(stats: ServerStats, server: str, call: ToolCall, started: float,
+                    deliver: Callable[[ToolResult], None], outcome: Outcome) -> None:
+    count_outcome(stats, call.name, outcome)
+    deliver(ToolResult(call.name, outcome.text, outcome.is_error, time.perf_counter() - started, server,
+                       call.call_id, outcome.failure))
+
+
+_RUNNING: set[asyncio.Task[Any]] = set()  # the loop keeps only weak references to tasks
+
+
+def deliver_when_done(task: asyncio.Task[Outcome], sink: Sink) -> None:
+    """Hand ``task``'s outcome to ``sink`` when it finishes (``CLOSED`` if it is cancelled: the loop is stopping);
+    the task is held until then."""
+    _RUNNING.add(task)
+    task.add_done_callback(_RUNNING.discard)
+    task.add_done_callback(lambda done: sink(CLOSED if done.cancelled() else done.result()))
 
 
 class ServerClient:
@@ -251,22 +298,33 @@ class ServerClient:
         self._sessions[slot] = session
         return session
 
+    def send(self, call: ToolCall, deliver: Callable[[ToolResult], None]) -> None:
+        """Start ``call`` (merged with the calls of this loop iteration when its tool has a batched form);
+        ``deliver`` gets its counted result, once, on this loop. ``call.affinity`` is ignored (a single server
+        holds every session)."""
+        sink = result_sink(self.stats, self.name, call, deliver)
+        batcher = self._batchers.get(call.name)
+        if batcher is not None:
+            batcher.submit(call, sink)
+        else:
+            deliver_when_done(asyncio.ensure_future(self.request(call.name, call.arguments, meta=call_meta(call))),
+                              sink)
+
     async def call(self, call: ToolCall) -> ToolResult:
-        """Run ``call``; merged with concurrent calls when its tool has a batched form. ``call.affinity`` is
-        ignored (a single server holds every session)."""
-        started = time.perf_counter()
-        outcome = await self.outcome(call)
-        count_outcome(self.stats, call.name, outcome)
-        return ToolResult(call.name, outcome.text, outcome.is_error, time.perf_counter() - started, self.name,
-                          call.call_id, outcome.failure)
+        """``send``, awaited: the result of ``call``."""
+        future: asyncio.Future[ToolResult] = asyncio.get_running_loop().create_future()
+        self.send(call, functools.partial(set_if_pending, future))
+        return await future
 
     async def outcome(self, call: ToolCall) -> Outcome:
         """What ``call`` comes to, as ``call`` runs it, without counting it in ``calls``/``errors``/``timeouts``/
         ``unavailable`` (its retries and reconnects are counted): for a caller that counts the call itself."""
         batcher = self._batchers.get(call.name)
-        if batcher is not None:
-            return await batcher.submit(call)
-        return await self.request(call.name, call.arguments, meta=call_meta(call))
+        if batcher is None:
+            return await self.request(call.name, call.arguments, meta=call_meta(call))
+        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        batcher.submit(call, functools.partial(set_if_pending, future))
+        return await future
 
     async def probe(self) -> None:
         """Ask the server for its tool list through the first pooled session, reopened first if it died (and once
@@ -297,7 +355,7 @@ class ServerClient:
         name = shown_as or tool
         try:
             request = self._limited_request(tool, arguments, self.stats.tool(name), calls, slot, meta)
-            result = await asyncio.wait_for(request, self.entry.timeout_s)
+            result = await within(request, self.entry.timeout_s)
             text = call_result_text(result, structured_as_text=not batched)
             return Outcome(text, bool(result.is_error), structured=result.structured_content)
         except asyncio.TimeoutError:
@@ -315,22 +373,19 @@ class ServerClient:
 
     async def _limited_request(self, tool: str, arguments: dict[str, Any], counters: CallCounters,
                                calls: int, slot: int | None, meta: dict[str, Any] | None) -> mcp_types.CallToolResult:
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.entry.retries + 1),
-            wait=wait_exponential_jitter(multiplier=0.05, max=2.0),
-            retry=retry_if_exception_type(TransportError),
-            reraise=True,
-        )
+        """The request under the concurrency limit, sent again after a transport failure (``retries`` times, each
+        after a backoff and a reconnect)."""
         async with self._limit:
-            async for attempt in retrying:
-                with attempt:
-                    if attempt.retry_state.attempt_number > 1:
-                        counters.retries += calls
-                    session = await self._session_at(self.next_slot() if slot is None else slot, counters)
-                    try:
-                        return await session.call_tool(tool, arguments, meta)
-                    except TransportError:
-                        await session.close()
+            for attempt in range(self.entry.retries + 1):
+                if attempt:
+                    counters.retries += calls
+                    await asyncio.sleep(retry_backoff_s(attempt))
+                session = await self._session_at(self.next_slot() if slot is None else slot, counters)
+                try:
+                    return await session.call_tool(tool, arguments, meta)
+                except TransportError:
+                    await session.close()
+                    if attempt == self.entry.retries:
                         raise
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -350,6 +405,21 @@ def count_outcome(stats: ServerStats, tool: str, outcome: Outcome) -> None:
     counters.errors += outcome.is_error
     counters.timeouts += outcome.failure == TIMEOUT
     counters.unavailable += outcome.failure == UNAVAILABLE
+
+
+def retry_backoff_s(retry: int) -> float:
+    """How long to wait before the ``retry``-th re-send (1, 2, ...): exponential from 50 ms, jittered by up to a
+    second, at most 2 s."""
+    return min(0.05 * 2 ** (retry - 1) + random.uniform(0, 1), 2.0)
+
+
+async def within(request: Coroutine[Any, Any, T], seconds: float) -> T:
+    """``request``'s result, or ``TimeoutError`` after ``seconds`` (one timer, no task of its own where the
+    Python has ``asyncio.timeout``)."""
+    if sys.version_info >= (3, 11):
+        async with asyncio.timeout(seconds):
+            return await request
+    return await asyncio.wait_for(request, seconds)  # pragma: no cover - Python 3.10
 
 
 def _retrieve_exception(task: asyncio.Task[Any]) -> None:

@@ -18,6 +18,7 @@ from mcp import Client, MCPError
 
 from rlfactory_envs.kernel.mcp.config import HttpServerEntry, InProcessServerEntry, ServerEntry, StdioServerEntry
 from rlfactory_envs.kernel.mcp.errors import UNREADABLE_REPLY, MalformedReply, TransportError, describe, root_cause
+from rlfactory_envs.kernel.mcp.fast_calls import FastCalls
 from rlfactory_envs.kernel.mcp.http_connect import http_client_session
 from rlfactory_envs.kernel.mcp.stdio_connect import stdio_client_session
 
@@ -44,6 +45,7 @@ class McpSession:
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
         self._closing = asyncio.Event()
+        self._fast_calls = FastCalls() if isinstance(entry, StdioServerEntry) else None
 
     @property
     def alive(self) -> bool:
@@ -74,7 +76,7 @@ class McpSession:
     def _connection(self) -> AbstractAsyncContextManager[Client]:
         """What ``_own`` enters to get a connected client (a ``Client`` enters as itself)."""
         if isinstance(self.entry, StdioServerEntry):
-            return stdio_client_session(self.name, self.entry)
+            return stdio_client_session(self.name, self.entry, self._fast_calls)
         if isinstance(self.entry, HttpServerEntry):
             return http_client_session(self.name, self.entry)
         server = self._server if self._server is not None else build_inprocess_server(self.name, self.entry)
@@ -110,8 +112,11 @@ class McpSession:
                         meta: dict[str, Any] | None = None) -> mcp_types.CallToolResult:
         """One ``tools/call`` (``meta``: the request's ``_meta``). Raises ``TransportError`` when the session is
         unusable, ``MalformedReply`` when the reply cannot be read (the session stays usable); tool errors are
-        results."""
-        return await self._guard(self._require().call_tool(name, arguments, meta=meta))
+        results. Over stdio the call goes by ``FastCalls``, beside the SDK session's own requests."""
+        client = self._require()
+        if self._fast_calls is not None:
+            return await self._guard(self._fast_calls.call_tool(name, arguments, meta))
+        return await self._guard(client.call_tool(name, arguments, meta=meta))
 
     def _require(self) -> Client:
         if not self.alive:
@@ -146,6 +151,8 @@ class McpSession:
     async def close(self) -> None:
         """Close the session and wait for its owner to finish (a stdio server process is stopped)."""
         self._closing.set()
+        if self._fast_calls is not None:
+            self._fast_calls.fail_all()
         owner = self._owner
         if owner is not None and not owner.done():
             try:

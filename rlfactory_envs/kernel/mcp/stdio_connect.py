@@ -22,6 +22,7 @@ from mcp.shared.message import SessionMessage
 
 from rlfactory_envs.kernel.mcp.config import StdioServerEntry
 from rlfactory_envs.kernel.mcp.errors import UNREADABLE_REPLY, TransportError, describe, root_cause
+from rlfactory_envs.kernel.mcp.fast_calls import FastCalls
 from rlfactory_envs.kernel.mcp.stderr_tail import StderrTail
 
 EXIT_WAIT_S = 0.5  # for a server whose handshake failed to exit by itself, before it is stopped
@@ -52,16 +53,18 @@ def command_problem(entry: StdioServerEntry) -> tuple[str, str] | None:
 
 
 @asynccontextmanager
-async def stdio_client_session(name: str, entry: StdioServerEntry) -> AsyncIterator[Client]:
-    """A connected ``Client`` to the stdio server ``name``, stopped on exit. ``TransportError`` with the cause in
-    its first line when the command cannot run or the server does not complete the handshake."""
+async def stdio_client_session(name: str, entry: StdioServerEntry,
+                               fast_calls: FastCalls | None = None) -> AsyncIterator[Client]:
+    """A connected ``Client`` to the stdio server ``name``, stopped on exit (``fast_calls``: sends its tool calls
+    on the same streams). ``TransportError`` with the cause in its first line when the command cannot run or the
+    server does not complete the handshake."""
     problem = command_problem(entry)
     if problem is not None:
         field, reason = problem
         raise TransportError(f"server {name!r}: {reason}; fix mcpServers.{name}.{field}")
     async with AsyncExitStack() as stack:
         stderr = await stack.enter_async_context(StderrTail())
-        launch = _Launch(entry, stderr)
+        launch = _Launch(entry, stderr, fast_calls)
         try:
             client = await stack.enter_async_context(Client(launch.transport(), cache=None, raise_exceptions=False))
         except Exception as exc:
@@ -72,9 +75,10 @@ async def stdio_client_session(name: str, entry: StdioServerEntry) -> AsyncItera
 class _Launch:
     """One spawn of a server through the SDK's ``stdio_client``, with what it takes to say why it failed."""
 
-    def __init__(self, entry: StdioServerEntry, stderr: StderrTail):
+    def __init__(self, entry: StdioServerEntry, stderr: StderrTail, fast_calls: FastCalls | None = None):
         self._params = StdioServerParameters(command=entry.command, args=entry.args, env=entry.env, cwd=entry.cwd)
         self._stderr = stderr
+        self._fast_calls = fast_calls
         self._spawned = False
         self._exited_first = False
         self._process: Any = None
@@ -88,8 +92,9 @@ class _Launch:
             self._stderr.child_started()
             self._process = _spawned_process(sdk_transport)
             read_stream, write_stream = streams
+            fast = self._fast_calls
             try:
-                yield ReplyErrorsById(read_stream), write_stream
+                yield ReplyErrorsById(read_stream, fast), (write_stream if fast is None else fast.tap(write_stream))
             except Exception:
                 # Before the SDK stops the server: did it exit by itself (its stderr ends with it)?
                 self._exited_first = await self._stderr.ended(EXIT_WAIT_S)
@@ -120,10 +125,12 @@ class ReplyErrorsById:
     """The SDK's stdio read stream, where a line that is no valid JSON-RPC message but is a JSON object with an
     ``id`` and no ``method`` (a reply, malformed) becomes a ``PARSE_ERROR`` reply to that id, worded as the SDK's
     HTTP transport words one: the request it answers fails at once, not at its deadline. Any other unreadable line
-    (not JSON, no id) passes on as the SDK's exception, which the session drops: no request can be told from it."""
+    (not JSON, no id) passes on as the SDK's exception, which the session drops: no request can be told from it.
+    The replies to ``fast_calls``' requests go to it, not to the session."""
 
-    def __init__(self, inner: ReadStream[SessionMessage | Exception]):
+    def __init__(self, inner: ReadStream[SessionMessage | Exception], fast_calls: FastCalls | None = None):
         self._inner = inner
+        self._fast_calls = fast_calls
 
     @property
     def last_context(self) -> Any:
@@ -131,7 +138,18 @@ class ReplyErrorsById:
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> SessionMessage | Exception:
-        item = await self._inner.receive()
+        while True:
+            try:
+                item = self._readable(await self._inner.receive())
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                if self._fast_calls is not None:
+                    self._fast_calls.fail_all()
+                raise
+            if self._fast_calls is None or not self._fast_calls.claim(item):
+                return item
+
+    @staticmethod
+    def _readable(item: SessionMessage | Exception) -> SessionMessage | Exception:
         if not isinstance(item, pydantic.ValidationError):
             return item
         message = _unreadable_message(item)

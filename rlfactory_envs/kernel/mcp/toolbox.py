@@ -20,8 +20,9 @@ spread across its replicas, a dead replica is taken out until it answers again, 
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -30,7 +31,7 @@ from rlfactory_envs.kernel.mcp.config import McpConfig, ReplicatedHttpServerEntr
 from rlfactory_envs.kernel.mcp.handoff import CoalescingHandoff
 from rlfactory_envs.kernel.mcp.loop_thread import LoopThread
 from rlfactory_envs.kernel.mcp.replicas import ReplicatedClient
-from rlfactory_envs.kernel.mcp.server_client import ServerClient
+from rlfactory_envs.kernel.mcp.server_client import ServerClient, set_if_pending
 from rlfactory_envs.kernel.mcp.stats import ToolboxStats
 from rlfactory_envs.kernel.tool_call import ToolCall, ToolResult
 from rlfactory_tool_servers import wire
@@ -92,7 +93,7 @@ class Toolbox:
                 thread.stop()
                 raise
             self._thread = thread
-            self._handoff = CoalescingHandoff(thread, self._dispatch)
+            self._handoff = CoalescingHandoff(thread, self.start_calls)
             self._started = True
         return self
 
@@ -213,24 +214,54 @@ class Toolbox:
         assert self._thread is not None
         return await self._thread.arun(coro)
 
-    async def _dispatch(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
-        # Every call as a task of its own, even a lone one: the calls of all callers handed over together then reach
-        # their servers in the same loop iteration, where they are merged.
-        return list(await asyncio.gather(*(self._call_one(call) for call in calls)))
+    def start_calls(self, calls: Sequence[ToolCall], deliver: Callable[[list[ToolResult]], None]) -> None:
+        """On the toolbox loop: start ``calls`` (no task of their own; calls to a tool with a batched form join the
+        merged request of this loop iteration); ``deliver`` gets their results, in order, once all are ready."""
+        if len(calls) <= 1:
+            if calls:
+                self._start(calls[0], lambda result: deliver([result]))
+            else:
+                deliver([])
+            return
+        results = _Results(len(calls), deliver)
+        for position, call in enumerate(calls):
+            self._start(call, functools.partial(results.put, position))
 
-    async def _call_one(self, call: ToolCall) -> ToolResult:
+    def _start(self, call: ToolCall, deliver: Callable[[ToolResult], None]) -> None:
         client = self._route.get(call.name)
-        if client is None:
-            self._stats.unknown_tool_calls += 1
-            known = ", ".join(sorted(self._route)) or "none"
-            return ToolResult(call.name, f"Error: unknown tool {shown_name(call.name)!r}. Available tools: {known}.",
-                              is_error=True, call_id=call.call_id)
-        return await client.call(call)
+        if client is not None:
+            client.send(call, deliver)
+            return
+        self._stats.unknown_tool_calls += 1
+        known = ", ".join(sorted(self._route)) or "none"
+        deliver(ToolResult(call.name, f"Error: unknown tool {shown_name(call.name)!r}. Available tools: {known}.",
+                           is_error=True, call_id=call.call_id))
+
+    async def _dispatch(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        """``start_calls``, awaited."""
+        future: asyncio.Future[list[ToolResult]] = asyncio.get_running_loop().create_future()
+        self.start_calls(calls, functools.partial(set_if_pending, future))
+        return await future
 
     @staticmethod
     def _closed_result(call: ToolCall) -> ToolResult:
         return ToolResult(call.name, "Error: the toolbox is closed.", is_error=True, call_id=call.call_id,
                           failure="closed")
+
+
+class _Results:
+    """The results of several calls, handed over together once the last one is in."""
+
+    def __init__(self, count: int, deliver: Callable[[list[ToolResult]], None]):
+        self._results: list[Any] = [None] * count
+        self._waiting = count
+        self._deliver = deliver
+
+    def put(self, position: int, result: ToolResult) -> None:
+        self._results[position] = result
+        self._waiting -= 1
+        if not self._waiting:
+            self._deliver(self._results)
 
 
 MAX_SHOWN_NAME_CHARS = 80

@@ -3,12 +3,14 @@ the description.
 
 ``build_server(["package.module:function", ...])`` serves each function under its own name, with a batched form
 (``NAME_batch``, see ``toolset``) that the toolbox merges concurrent calls into. A function may be sync or async; a
-sync one runs in a worker thread, so a slow tool never stalls the server's other calls. A function that raises
+sync one runs in a worker thread, so a slow tool never stalls the server's other calls (a batch's calls share one
+worker thread, and another joins whenever one call holds it: ``batch_runs.ThreadedRun``). A function that raises
 answers with an error result naming the tool, the exception's type and its message (``Error executing tool convert:
 ValueError: cannot convert mass to length``), which the model reads, and the server logs nothing for it: the
 function is the user's, and its reasons are meant for the model (an ``MCPServer`` of one's own shows the model only
 ``Error executing tool convert`` unless the tool raises the SDK's ``ToolError``). A parameter annotated
-``toolset.Episode`` receives the episode the call belongs to (from the request's ``_meta``), so a function can keep state per episode.
+``toolset.Episode`` receives the episode the call belongs to (from the request's ``_meta``), so a function can keep
+state per episode.
 
 Functions that cannot be imported by name (a lambda, a closure, one defined in a notebook) are served in-process
 only: ``local_ref(fn)`` registers ``fn`` in this process and returns the ``"local:..."`` reference to pass instead.
