@@ -14,7 +14,7 @@ from rlfactory_envs.kernel.reward_hacks import FixedResponseHack, final_answer
 FARMABLE = {"reward": "tests.audit.fixtures:substring_reward"}
 GENERIC_ROWS = {"empty_answer", "whitespace_answer", "punctuation_dot", "punctuation_dashes", "punctuation_paren",
                 "answer_in_reasoning", "stuffed_candidates", "repeated_answer_tags", "nested_answer_tags",
-                "format_only", "longest_response"}
+                "format_only", "longest_response", "think_left_open", "stray_think_close"}
 
 
 def register(env_id: str, entry_point: str) -> str:
