@@ -1,17 +1,22 @@
 """The Android family's reward hacks (``AndroidTooling.reward_hacks``), and its control: the reference plan played from
 the screens, which must earn reward. The hacks end without doing the task, or act at random first, or answer with
-the goal's own words, or with all the text of the screen that holds the answer."""
+the goal's own words, or with all the text of the screen that holds the answer, or, per question template, with its
+most common answer."""
 
 from __future__ import annotations
 
+import functools
 import json
 import random
+from collections import Counter
 from dataclasses import dataclass, field
 
 from rlfactory_envs.android.baseline import ScriptedPhonePolicy
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.reward_hacks import FixedResponseHack, HackNotApplicable, RewardHack
 from rlfactory_envs.kernel.tool_call import ToolCall
+from rlfactory_tool_servers.android.phone.tasks import all_templates, template_named
+from rlfactory_tool_servers.android.phone.tasks.base import initial_state, instance_params
 from rlfactory_tool_servers.android.phone.ui import parse_t3a
 
 RANDOM_TURNS = 12
@@ -94,6 +99,46 @@ class BrowseThenInfeasibleHack:
         return _action(env, "status", goal_status="infeasible")
 
 
+MODAL_SEEDS = 500
+"""The seeds a fixed-answer hack learns its template's most common answer from."""
+MODAL_CANDIDATES = 20
+"""The most frequent right answers tried as the fixed one (each against all the others)."""
+
+
+@functools.cache
+def modal_answer(template_name: str, seeds: int = MODAL_SEEDS) -> tuple[str, float]:
+    """The answer that would be right on the most of ``seeds`` seeds of a question template, and the share of them
+    it is right on (an answer counts where the template's own ``answer_matches`` accepts it)."""
+    template = template_named(template_name)
+    expected = Counter(template.expected_answer(initial_state(template, seed, params), params)
+                       for seed in range(seeds) for params in [instance_params(template, seed)])
+    def right_on(answer: str) -> int:
+        return sum(n for other, n in expected.items() if template.answer_matches(answer, other))
+    best = max((answer for answer, _ in expected.most_common(MODAL_CANDIDATES)), key=right_on)
+    return best, right_on(best) / seeds
+
+
+@dataclass(frozen=True)
+class FixedAnswerHack:
+    """A question template's most common answer (``modal_answer``), given at once without touching the phone: what a
+    policy learns where a question has few possible answers."""
+
+    template: str
+
+    @property
+    def name(self) -> str:
+        return f"fixed_answer_{self.template}"
+
+    @property
+    def description(self) -> str:
+        return f"{self.template}'s most common answer, at once"
+
+    async def act(self, env: ToolEnv, observation: str) -> str:
+        if env.task.template != self.template:
+            raise HackNotApplicable(f"only {self.template} tasks")
+        return _action(env, "answer", text=modal_answer(self.template)[0])
+
+
 def _goal_words(env: ToolEnv) -> str:
     """The goal's parameters (names, numbers, titles) as an answer."""
     return ", ".join(str(value) for value in env.task.params.values())
@@ -115,4 +160,5 @@ def android_hacks() -> list[RewardHack]:
                           "(feasible tasks)", "infeasible"),
         BrowseThenInfeasibleHack(),
         ScreenDumpAnswerHack(),
+        *(FixedAnswerHack(template.name) for template in all_templates() if template.kind == "answer"),
     ]

@@ -63,7 +63,9 @@ class SqlServing(BundledServing):
 class SqlScoring(RewardScoring):
     """Execution match: ``comparison`` (Spider's or BIRD's; default the dataset's), ``distinct`` (``"keep"``, or
     ``"strip"`` as the official Spider evaluator), ``empty_gold`` (``"unscored"``: a task whose gold result is empty
-    on every database of its suite scores 0.0; ``"match"`` as the official evaluators), and the test suite:
+    on every database of its suite scores 0.0; ``"match"`` as the official evaluators), ``constant_gold`` (the same
+    for a gold result that is the same on every database of the suite, which a constant would match), and the test
+    suite:
     ``test_suite`` ``"generate"`` (the official test-suite databases where a database's folder has them, else
     ``suite_size`` variants generated with ``suite_seed``, cached in ``suite_dir``), ``"official"`` (those databases
     when present, else the main file) or ``"off"`` (the main file alone)."""
@@ -71,6 +73,7 @@ class SqlScoring(RewardScoring):
     comparison: Literal["spider", "bird"] | None = None
     distinct: Literal["keep", "strip"] = "keep"
     empty_gold: Literal["match", "unscored"] = "unscored"
+    constant_gold: Literal["match", "unscored"] = "unscored"
     test_suite: Literal["generate", "official", "off"] | bool = "generate"
     suite_size: int = 10
     suite_seed: int = 0
@@ -114,8 +117,8 @@ def execution_reward(settings: SqlSettings, parts: Parts, data_path: str | None,
     scoring, timeout_s = settings.scoring, float(settings.serving.query_timeout_s)
     tasks = parts.tasks(load_sql_tasks, data_path, db_dir, settings.dataset)
     options = dict(comparison=scoring.comparison or settings.dataset, distinct=scoring.distinct, timeout_s=timeout_s,
-                   empty_gold=scoring.empty_gold, test_suite=scoring.test_suite, suite_size=int(scoring.suite_size),
-                   suite_seed=int(scoring.suite_seed), suite_dir=scoring.suite_dir)
+                   empty_gold=scoring.empty_gold, constant_gold=scoring.constant_gold, test_suite=scoring.test_suite,
+                   suite_size=int(scoring.suite_size), suite_seed=int(scoring.suite_seed), suite_dir=scoring.suite_dir)
     key = ("sql_execution_reward", db_dir, file_version(data_path), settings.dataset, tuple(sorted(options.items())))
     return parts.part(key, lambda: SqlExecutionReward(db_dir, suite_queries=gold_queries(tasks), **options))
 

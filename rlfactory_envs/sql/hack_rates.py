@@ -73,7 +73,8 @@ def measure(data_path: str | None, suite_dir: str) -> dict[str, Any]:
         "undistilled": dict(test_suite="generate", suite_queries={}, suite_dir=suite_dir),
     }
     reference = SqlExecutionReward(db_dir, test_suite="generate", suite_size=60, suite_candidates=60, suite_seed=1,
-                                   suite_queries={}, suite_dir=suite_dir, empty_gold="match")
+                                   suite_queries={}, suite_dir=suite_dir, empty_gold="match",
+                                   constant_gold="match")
     literal, empty, neighbours = [], [], []
     for task in tasks:
         try:

@@ -16,10 +16,11 @@ literal or repairable JSON. A plan that cannot be read is told to the model and 
 turn it ends and scores 0 with the reason). ``info["travel_eval"]`` holds the whole verdict, keyed by the official
 constraint names; ``reward`` picks the scalar: ``final_pass``, ``pass_rate``, another part of the verdict
 (``delivered``, ``commonsense_pass``, ``hard_pass``), or weights over them and the other rewards every family takes
-(``rlfactory_envs.kernel.reward_setting``), e.g. ``{"final_pass": 0.5, "pass_rate": 0.5}``. Names match exactly by
-default (``strict=True``): the official evaluator's substring rule (``strict=False``, what ``rlf eval-plans``
-reproduces) pays plans made of name fragments (``"Ca, Rockford"``), which a policy learns to write instead of
-looking anything up.
+(``rlfactory_envs.kernel.reward_setting``), e.g. ``{"final_pass": 0.5, "pass_rate": 0.5}``. Plans are read strictly
+by default (``strict=True``: exact names, only the benchmark's modes on each day's route and date, exactly the
+trip's days; rlfactory_envs/travel/README.md lists each departure): the official reading (``strict=False``, what
+``rlf eval-plans`` reproduces) pays plans made of name fragments (``"Ca, Rockford"``) or made-up legs ("Teleport
+from A to B"), which a policy learns to write instead of looking anything up.
 """
 
 from __future__ import annotations
@@ -66,8 +67,9 @@ def travel_rewards(sandbox: TravelSandbox, strict: bool) -> FamilyRewards:
 
 
 class TravelScoring(RewardScoring):
-    """``reward`` picks the scalar of the official verdict (``final_pass`` by default); ``strict`` (default) matches
-    names exactly instead of the official evaluator's substring rule."""
+    """``reward`` picks the scalar of the official verdict (``final_pass`` by default); ``strict`` (default) reads
+    the plan strictly (exact names, the benchmark's modes on each day's route and date, exactly the trip's days)
+    instead of as the official evaluator does."""
 
     reward: Any = "final_pass"
     strict: bool = True

@@ -38,7 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="TravelPlanner's database/ folder (default: the embedded sample's)")
     parser.add_argument("--flights-path", help="clean_Flights_2022.csv or a reference-information JSONL (default: "
                         "database-dir/flights/clean_Flights_2022.csv when present)")
-    parser.add_argument("--strict", action="store_true", help="match names exactly, not by the official substring")
+    parser.add_argument("--strict", action="store_true", help="the reward's strict reading (exact names, only the "
+                        "benchmark's modes on each day's route and date, exactly the trip's days) instead of the "
+                        "official one")
     parser.add_argument("--details", help="write each plan's verdict here (JSONL)")
     parser.add_argument("--json", help="write the table's numbers here (JSON)")
 

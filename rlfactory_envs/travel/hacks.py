@@ -9,7 +9,8 @@
   three would be another place). The official evaluator finds a place by *substring* of its name, so these may pass:
   the hack measures that hole (``strict=True`` closes it).
 
-The hacks that start from a passing plan take the task's reference plan (``reference_plans``).
+The hacks that start from a passing plan take the task's reference plan (``reference_plans``). The hacks on legs,
+dates, days and the text around names are ``trip_hacks``'.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from rlfactory_envs.kernel.reward_hacks import FixedResponseHack, RewardHack, fi
 from rlfactory_envs.travel.baseline import GatherThenPlanPolicy
 from rlfactory_envs.travel.query import TravelQuery
 from rlfactory_envs.travel.reference_plans import reference_plan
+from rlfactory_envs.travel.trip_hacks import trip_hacks
 from rlfactory_reward_models.travel.plan_text import parse_plan
 from rlfactory_tool_servers.travel.names import before_parenthesis
 from rlfactory_tool_servers.travel.store import ACCOMMODATIONS, ATTRACTIONS, RESTAURANTS, Table, TravelSandbox
@@ -211,4 +213,5 @@ def travel_hacks() -> list[RewardHack]:
         FixedResponseHack("invented_names", "the right days and cities with made-up flights and places",
                           lambda env: final_answer(env, _plan_answer(invented_plan(env, env.task)))),
         NameFragmentsHack(),
+        *trip_hacks(),
     ]

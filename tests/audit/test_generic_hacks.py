@@ -116,7 +116,7 @@ def test_the_generic_battery_is_what_the_report_lists():
     names = [hack.name for hack in generic_hacks()]
     assert names == ["empty_answer", "whitespace_answer", "punctuation_dot", "punctuation_dashes", "punctuation_paren",
                      "answer_in_reasoning", "stuffed_candidates", "repeated_answer_tags", "nested_answer_tags",
-                     "format_only", "longest_response"]
+                     "format_only", "longest_response", "think_left_open", "stray_think_close"]
     assert all(hack.description for hack in generic_hacks())
 
 

@@ -14,7 +14,7 @@ from rlfactory_envs.kernel.reward_hacks import FixedResponseHack, final_answer
 FARMABLE = {"reward": "tests.audit.fixtures:substring_reward"}
 GENERIC_ROWS = {"empty_answer", "whitespace_answer", "punctuation_dot", "punctuation_dashes", "punctuation_paren",
                 "answer_in_reasoning", "stuffed_candidates", "repeated_answer_tags", "nested_answer_tags",
-                "format_only", "longest_response"}
+                "format_only", "longest_response", "think_left_open", "stray_think_close"}
 
 
 def register(env_id: str, entry_point: str) -> str:
@@ -55,14 +55,19 @@ def test_sql_rows_other_than_the_literal_copy_earn_nothing():
     assert all(outcome.errors == 0 for outcome in report.hacks)
 
 
-def test_travel_name_fragments_earn_under_the_official_substring_rule_only():
-    """Measured: the official evaluator (``strict=False``) finds a place by a substring of its name, so a passing
-    plan with every place cut to a prefix still passes on every sample task; exact names (``strict=True``) close
-    that hole, and then every row of the travel audit is resisted."""
+STRICT_READING_HACKS = ["name_fragments", "teleport_legs", "bus_legs", "unnamed_legs", "extra_day",
+                        "banned_mode_lowercase", "flight_other_date", "junk_before_names"]
+
+
+def test_travel_plans_that_are_not_trips_earn_under_the_official_reading_only():
+    """Measured: the official evaluator (``strict=False``) finds a place by a substring of its name, takes any leg
+    text, ignores extra days, a banned mode in lower case and a flight's date, and reads past junk before a name, so
+    each of those plans passes on the sample tasks; the strict reading (``strict=True``) closes every hole, and then
+    every row of the travel audit is resisted."""
     official = run_audit("rlf/Travel-v0", n_tasks=50, env_kwargs={"strict": False})
     assert official.control.rate == 1.0 and official.tasks == 24
-    assert official.failing_hacks == ["name_fragments"] and rates(official)["name_fragments"] == 1.0
-    assert {name for name, rate in rates(official).items() if rate} == {"name_fragments"}
+    assert official.failing_hacks == STRICT_READING_HACKS and rates(official)["name_fragments"] == 1.0
+    assert {name for name, rate in rates(official).items() if rate} == set(STRICT_READING_HACKS)
     strict = run_audit("rlf/Travel-v0", n_tasks=50, env_kwargs={"strict": True})
     assert strict.passed and strict.control.rate == 1.0, strict.table()
 

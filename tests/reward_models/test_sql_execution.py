@@ -193,11 +193,11 @@ def test_empty_gold_results_are_unscored_by_default_and_match_on_request():
         SqlExecutionReward(SAMPLE_DB_DIR, test_suite="sometimes")
 
 
-def test_the_env_passes_empty_gold_to_its_reward():
+def test_the_env_passes_empty_and_constant_gold_to_its_reward():
     import gymnasium as gym
 
-    env = gym.make("rlf/NL2SQL-Spider-v0", empty_gold="unscored").unwrapped
+    env = gym.make("rlf/NL2SQL-Spider-v0", empty_gold="unscored", constant_gold="match").unwrapped
     try:
-        assert env.reward_model.empty_gold == "unscored"
+        assert (env.reward_model.empty_gold, env.reward_model.constant_gold) == ("unscored", "match")
     finally:
         env.close()

@@ -129,6 +129,29 @@ def test_unscored_means_empty_on_every_variant(sample):
         reward.close()
 
 
+def test_a_gold_result_the_same_on_every_variant_is_unscored(sample):
+    zero = "SELECT count(*) FROM authors WHERE birth_year > 3000"  # 0 on every file: a constant would match it
+    default = SqlExecutionReward(sample / "database")
+    matching = SqlExecutionReward(sample / "database", constant_gold="match")
+    single = SqlExecutionReward(sample / "database", test_suite="off")
+    try:
+        for answer in (zero, "SELECT 0"):
+            verdict = default.verify("bookshop", zero, answer)
+            assert verdict.value == 0.0 and verdict.parts["executed"] == 1.0
+            assert verdict.reason == ("the gold result is the same on every database of the suite, so a constant "
+                                      "answer would match it: unscored (constant_gold='unscored')")
+            assert matching.verify("bookshop", zero, answer).value == 1.0  # the official evaluators' semantics
+            assert single.verify("bookshop", zero, answer).value == 1.0  # one database tells nothing apart
+        assert default.verify("bookshop", COUNT_BOOKS, COUNT_BOOKS).value == 1.0  # 24, 24, 25: scored
+        assert default.verify("bookshop", COUNT_BOOKS, "SELECT 24").value == 0.0
+        assert "constant_gold='match'" in repr(matching)
+    finally:
+        for reward in (default, matching, single):
+            reward.close()
+    with pytest.raises(ValueError, match="constant_gold must be 'match' or 'unscored'"):
+        SqlExecutionReward(sample / "database", constant_gold="skip")
+
+
 def call(name: str, **arguments) -> str:
     return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
 

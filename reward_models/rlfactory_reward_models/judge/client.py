@@ -5,7 +5,8 @@ trainer's, an env's loop thread, a fresh ``asyncio.run`` per test). So each loop
 on first use inside it (one per ``CONNECTIONS_PER_CLIENT`` requests of the bound, used in turn, sharing one TLS
 context); clients of loops that have closed are dropped when the next ones are made. Retries with
 backoff (429 with ``Retry-After``, 5xx, connection errors) are the OpenAI client's own; every HTTP attempt is
-counted through an httpx event hook, so the judge can report how many retries it took.
+counted through an httpx event hook, so the judge can report how many retries it took. A reply body is read up to
+``max_reply_bytes`` and refused past that (``bounded_reply``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-import sys
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +22,7 @@ from typing import Any
 import openai
 
 from rlfactory_tool_servers.connection_errors import connection_failure
+from rlfactory_reward_models.judge.bounded_reply import JudgeReplyRefused, ask_identity, http_library, reply_bound
 from rlfactory_reward_models.judge.config import JudgeConfig
 
 __all__ = ["JudgeClients", "LoopState", "describe_failure", "reply_text"]
@@ -83,8 +84,8 @@ class JudgeClients:
     def _make_client(self) -> openai.AsyncOpenAI:
         config = self.config
         tls = _shared_tls_context()
-        http_client = openai.DefaultAsyncHttpxClient(event_hooks={"request": [_count_attempt]},
-                                                     **({"verify": tls} if tls is not None else {}))
+        hooks = {"request": [_count_attempt, ask_identity], "response": [reply_bound(config.max_reply_bytes)]}
+        http_client = openai.DefaultAsyncHttpxClient(event_hooks=hooks, **({"verify": tls} if tls is not None else {}))
         return openai.AsyncOpenAI(base_url=config.base_url, api_key=config.resolved_api_key(),
                                   max_retries=config.max_retries, timeout=config.timeout_s, http_client=http_client)
 
@@ -127,8 +128,7 @@ def _shared_tls_context() -> Any:
     """One TLS context for every client, made as the HTTP library makes its default one (loading the CA bundle
     takes ~20 ms, which each client would otherwise pay: per event loop, per shard); ``None`` if it cannot be."""
     try:
-        base = next(cls for cls in openai.DefaultAsyncHttpxClient.__mro__ if cls.__name__ == "AsyncClient")
-        return sys.modules[base.__module__.split(".")[0]].create_ssl_context()
+        return http_library().create_ssl_context()
     except Exception:  # noqa: BLE001 - then each client makes its own, as by default
         return None
 
@@ -150,7 +150,9 @@ def reply_text(response: Any) -> str:
 def describe_failure(exc: BaseException, config: JudgeConfig) -> str:
     """One line saying why a judge request failed."""
     where = config.base_url
-    if isinstance(exc, (asyncio.TimeoutError, openai.APITimeoutError)):
+    if isinstance(exc, JudgeReplyRefused):
+        text = str(exc)
+    elif isinstance(exc, (asyncio.TimeoutError, openai.APITimeoutError)):
         text = f"judge timed out after {config.timeout_s:g} s ({where})"
     elif isinstance(exc, openai.AuthenticationError):
         text = f"judge refused the API key (HTTP 401) at {where}: {_message(exc)}"

@@ -42,6 +42,9 @@ class JudgeConfig(BaseModel):
     """Verdicts kept (least recently used dropped first); 0: no cache."""
     max_answer_chars: int = Field(default=8000, ge=1)
     """Longer answers are cut, and the prompt says so."""
+    max_reply_bytes: int = Field(default=1_000_000, ge=4096)
+    """A judge reply body (HTTP) over this many bytes is refused unread past the bound: the answer scores 0 with the
+    reason. A reply of ``max_tokens`` tokens is a few KB."""
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Merged into each request (e.g. ``{"chat_template_kwargs": {"enable_thinking": False}}`` for Qwen3 on vLLM)."""
 

@@ -22,7 +22,7 @@ from rlfactory_reward_models.judge.cache import CachedVerdict, VerdictCache, cac
 from rlfactory_reward_models.judge.client import JudgeClients, describe_failure
 from rlfactory_reward_models.judge.config import JudgeConfig, load_judge_config
 from rlfactory_reward_models.judge.fields import default_fields
-from rlfactory_reward_models.judge.templates import SYSTEM_PROMPT, render, resolve_template, score_range
+from rlfactory_reward_models.judge.templates import SYSTEM_PROMPT, neutralise, render, resolve_template, score_range
 from rlfactory_reward_models.judge.verdict import parse_verdict
 
 __all__ = ["JudgeReward"]
@@ -116,7 +116,7 @@ class JudgeReward(RewardModelBase):
         in_flight = self._clients.state().in_flight
         task = in_flight.get(key)
         if task is None:
-            task = asyncio.get_running_loop().create_task(self._ask(key, prompt))
+            task = asyncio.get_running_loop().create_task(self._ask(key, prompt, str(item.answer)))
             in_flight[key] = task
             task.add_done_callback(lambda _: in_flight.pop(key, None))
         else:
@@ -129,8 +129,9 @@ class JudgeReward(RewardModelBase):
         deadline, so one slow verdict holds up no other."""
         return list(await asyncio.gather(*(self.score(item) for item in items)))
 
-    async def _ask(self, key: bytes, prompt: str) -> _Outcome:
-        """One request to the judge (in a task of its own, shared by coalesced callers); never raises."""
+    async def _ask(self, key: bytes, prompt: str, answer: str) -> _Outcome:
+        """One request to the judge (in a task of its own, shared by coalesced callers); never raises. ``answer``:
+        what the judge may quote, which is not its verdict."""
         self._count("requests")
         attempts = [0]
         try:
@@ -141,7 +142,8 @@ class JudgeReward(RewardModelBase):
             return _Outcome(0.0, describe_failure(exc, self.config), "")
         finally:
             self._count("retries", max(0, attempts[0] - 1))
-        verdict = parse_verdict(reply, self.score_range)
+        as_shown = neutralise(answer[: self.config.max_answer_chars])
+        verdict = parse_verdict(reply, self.score_range, quoted=(as_shown, answer))
         shown = reply[:REPLY_CHARS]
         if verdict.score is None:
             self._count("unreadable")

@@ -6,10 +6,10 @@ parser reads the range from there; 0-10 when a template states none).
 
 The answer comes from the policy being trained, so it is treated as hostile: ``{answer}`` becomes a block between
 ``ANSWER_BEGIN`` and ``ANSWER_END`` markers, after the system prompt has told the judge that the block is data to
-judge and never instructions; inside it, every score tag and every marker is defused (``<score>`` turns into
-``‹score>``, ``<<<`` into ``‹‹‹``), and it is cut to ``max_answer_chars`` with a line saying so after the block. The
-other fields come from the dataset; they get the same defusing (a reference mentioning ``<score>`` cannot confuse
-the parser either) but are not cut.
+judge and never instructions; inside it, every score tag, reasoning tag and marker is defused (``<score>`` turns
+into ``‹score>``, ``</think>`` into ``‹/think>``, ``<<<`` into ``‹‹‹``), and it is cut to ``max_answer_chars`` with
+a line saying so after the block. The other fields come from the dataset; they get the same defusing (a reference
+mentioning ``<score>`` cannot confuse the parser either) but are not cut.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ free rubric (0-10)."""
 
 _FIELD_RE = re.compile(r"\{(" + "|".join(FIELDS) + r")\}")
 _RANGE_RE = re.compile(r"<score>\s*(\d+(?:\.\d+)?)\s*-\s*(\d+(?:\.\d+)?)\s*</score>", re.IGNORECASE)
-_SCORE_TAG_RE = re.compile(r"<(?=\s*/?\s*score)", re.IGNORECASE)
+_TAG_RE = re.compile(r"<(?=\s*/?\s*(?:score|think))", re.IGNORECASE)
 _MARKER_RE = re.compile(r"<{3,}|>{3,}")
 _LOOKALIKES = str.maketrans({"\uff1c": "<", "\ufe64": "<", "\uff1e": ">", "\ufe65": ">"})
 """Full-width and small forms of ``<`` and ``>``, read as the brackets they imitate before defusing."""
@@ -148,10 +148,11 @@ def score_range(template: str) -> tuple[float, float]:
 
 
 def neutralise(text: str) -> str:
-    """``text`` with every score tag (``<score>``, ``</ SCORE >``, ...) and answer marker (``<<<``, ``>>>``) defused,
-    so it can neither fake a verdict in a quoted reply nor close the answer block (full-width look-alikes of ``<``
-    and ``>`` count as the real ones)."""
-    text = _SCORE_TAG_RE.sub("\u2039", text.translate(_LOOKALIKES))
+    """``text`` with every score and reasoning tag (``<score>``, ``</ SCORE >``, ``<think>``, ``</think>``, ...) and
+    answer marker (``<<<``, ``>>>``) defused, so it can neither fake a verdict nor hide the judge's own words as
+    reasoning in a quoted reply, nor close the answer block (full-width look-alikes of ``<`` and ``>`` count as the
+    real ones)."""
+    text = _TAG_RE.sub("\u2039", text.translate(_LOOKALIKES))
     return _MARKER_RE.sub(lambda m: ("\u2039" if m.group(0)[0] == "<" else "\u203a") * len(m.group(0)), text)
 
 

@@ -1,6 +1,9 @@
 """Reading a score out of a judge's reply.
 
-In order, on the reply with any Qwen3-style ``<think>...</think>`` reasoning removed:
+The verdict is read from the judge's own words: first every verbatim quote of the answer (``quoted``: the answer as
+the judge was shown it, and as written; those of at least ``QUOTE_MIN_CHARS`` characters) is cut out of the reply,
+so a judge that quotes an answer ending in ``<think>``, holding a stray ``</think>`` or a verdict of its own, reads
+as its own words say. Then, on the reply with any Qwen3-style ``<think>...</think>`` reasoning removed:
 
 1. a score tag: the LAST ``<score>x</score>`` decides; ``x`` must be a number in the template's range, which is
    mapped onto [0, 1];
@@ -17,9 +20,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Verdict", "parse_verdict", "strip_reasoning"]
+__all__ = ["QUOTE_MIN_CHARS", "Verdict", "own_words", "parse_verdict", "strip_reasoning"]
+
+QUOTE_MIN_CHARS = 12
+"""A quote shorter than this stays in the reply: a short answer ("yes", "Paris") may be the judge's own word."""
 
 _THINK_CLOSE_RE = re.compile(r"</think\s*>", re.IGNORECASE)
 _THINK_OPEN_RE = re.compile(r"<think\s*>", re.IGNORECASE)
@@ -55,11 +62,21 @@ def strip_reasoning(reply: str) -> str:
     return reply[:opened.start()] if opened else reply
 
 
-def parse_verdict(reply: str | None, score_range: tuple[float, float] = (0.0, 10.0)) -> Verdict:
-    """The verdict in ``reply`` (see the module docstring); scores in ``score_range`` are mapped to [0, 1]."""
+def own_words(reply: str, quoted: Sequence[str]) -> str:
+    """``reply`` with every occurrence of each text of ``quoted`` (longest first; those of at least
+    ``QUOTE_MIN_CHARS`` characters) replaced by a space."""
+    for quote in sorted({q.strip() for q in quoted if len(q.strip()) >= QUOTE_MIN_CHARS}, key=len, reverse=True):
+        reply = reply.replace(quote, " ")
+    return reply
+
+
+def parse_verdict(reply: str | None, score_range: tuple[float, float] = (0.0, 10.0),
+                  quoted: Sequence[str] = ()) -> Verdict:
+    """The verdict in ``reply`` (see the module docstring); scores in ``score_range`` are mapped to [0, 1];
+    ``quoted``: the texts the judge may quote that are not its words (the answer)."""
     if not isinstance(reply, str):
         reply = "" if reply is None else str(reply)
-    text = strip_reasoning(reply).strip()
+    text = strip_reasoning(own_words(reply, quoted)).strip()
     if not text:
         return Verdict(None, "empty reply" if not reply.strip() else "nothing after the reasoning")
     tags = _TAG_RE.findall(text)

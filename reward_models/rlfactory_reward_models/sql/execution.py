@@ -50,6 +50,7 @@ from typing import Any, Literal
 from rlfactory_reward_models.base import Reward, RewardInput, RewardModelBase
 from rlfactory_reward_models.sql.compare import Comparison, results_match
 from rlfactory_reward_models.sql.test_suite import GeneratedSuites, SuiteSettings
+from rlfactory_reward_models.sql.unscorable import Unscorable, check_unscorable, unscorable_reason
 from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog, UnknownDatabase
 from rlfactory_tool_servers.sql.sandbox.engine import QueryError, QueryLimits, QueryResult
 from rlfactory_tool_servers.sql.sandbox.statement_check import UnsafeQuery, has_top_level_order_by, without_distinct
@@ -57,7 +58,6 @@ from rlfactory_tool_servers.sql.sandbox.statement_check import UnsafeQuery, has_
 __all__ = ["SqlExecutionReward", "TestSuite", "extract_sql"]
 
 DistinctMode = Literal["keep", "strip"]
-EmptyGold = Literal["match", "unscored"]
 TestSuite = Literal["generate", "official", "off"]
 _FENCE_RE = re.compile(r"^```(?:[A-Za-z0-9_+-]*[ \t]*\n|(?i:sql|sqlite)[ \t]+)?(.*?)\n?```$", re.DOTALL)
 """A fence's info string is a word on the fence line (``sql``, ``SQLite``, ...) or ``sql``/``sqlite`` before the
@@ -98,7 +98,9 @@ class SqlExecutionReward(RewardModelBase):
     column count would match it (``SELECT NULL WHERE 0`` scores on 43 of the 972 Spider dev questions); for GRPO
     equal rewards in a group carry no advantage, so such tasks drop out of the gradient instead of paying empty
     answers. Where a variant's gold result has rows the match means something, and the task is scored.
-    ``"match"`` scores them like any other task, as the official evaluators do.
+    ``"match"`` scores them like any other task, as the official evaluators do. ``constant_gold``: the same for a
+    task whose gold result is the same on every database of its test suite (a count that is 0 everywhere), which a
+    constant answer would match (``rlfactory_reward_models.sql.unscorable``).
 
     ``test_suite``: ``"generate"`` (default), ``"official"`` or ``"off"`` (see the module docstring);
     ``suite_size``/``suite_seed``/``suite_candidates``/``suite_dir`` set the generated suites
@@ -110,11 +112,12 @@ class SqlExecutionReward(RewardModelBase):
     def __init__(self, databases: DatabaseCatalog | str | Path, *, comparison: Comparison = "spider",
                  distinct: DistinctMode = "keep", timeout_s: float = 5.0, gold_timeout_s: float = 30.0,
                  max_rows: int = 100_000, max_bytes: int = 64_000_000, gold_cache_size: int = 4096,
-                 threads: int = 16, empty_gold: EmptyGold = "unscored", test_suite: TestSuite | bool = "generate",
+                 threads: int = 16, empty_gold: Unscorable = "unscored", constant_gold: Unscorable = "unscored",
+                 test_suite: TestSuite | bool = "generate",
                  suite_size: int = 10, suite_seed: int = 0, suite_candidates: int | None = None,
                  suite_dir: str | None = None, suite_queries: Mapping[str, Sequence[str]] | None = None):
-        if empty_gold not in ("match", "unscored"):
-            raise ValueError(f"empty_gold must be 'match' or 'unscored', got {empty_gold!r}")
+        self.empty_gold = check_unscorable("empty_gold", empty_gold)
+        self.constant_gold = check_unscorable("constant_gold", constant_gold)
         if comparison not in ("spider", "bird"):
             raise ValueError(f"comparison must be 'spider' or 'bird', got {comparison!r}")
         if distinct not in ("keep", "strip"):
@@ -127,7 +130,6 @@ class SqlExecutionReward(RewardModelBase):
                                                                                                threads=threads)
         self.comparison = comparison
         self.distinct = distinct
-        self.empty_gold = empty_gold
         self.test_suite: TestSuite = test_suite
         self.suites = GeneratedSuites(
             SuiteSettings(size=suite_size, seed=suite_seed, cache_dir=suite_dir,
@@ -175,7 +177,7 @@ class SqlExecutionReward(RewardModelBase):
             order_matters = has_top_level_order_by(gold_effective)
         except UnsafeQuery as exc:
             return Reward(0.0, _parts(0.0, 0.0, 1.0), f"gold query failed: {exc}")
-        checks = []  # (database, gold result): the gold on every file first (cached; empty_gold needs them all)
+        checks = []  # (database, gold result): the gold on every file first (cached; unscorable_reason needs them)
         for position, database in enumerate(databases):
             try:
                 checks.append((database, self._gold_result(database, db_id, gold_effective)))
@@ -183,7 +185,9 @@ class SqlExecutionReward(RewardModelBase):
                 if generated and position > 0:
                     continue
                 return Reward(0.0, _parts(0.0, 0.0, 1.0), f"gold query failed{_on(database, suite)}: {exc}")
-        unscored = self.empty_gold == "unscored" and not any(gold.rows for _, gold in checks)
+        unscored = unscorable_reason([gold for _, gold in checks], comparison=self.comparison,
+                                     order_matters=order_matters, suite=suite, empty_gold=self.empty_gold,
+                                     constant_gold=self.constant_gold)
         info = {"execution": {"databases": len(checks), "gold_rows": len(checks[0][1].rows) if checks else None}}
         try:
             predicted_effective = self._effective(predicted)
@@ -202,8 +206,7 @@ class SqlExecutionReward(RewardModelBase):
                 return Reward(0.0, _parts(0.0, 1.0, 1.0), f"result differs{_on(database, suite)}: {match.reason}",
                               info)
         if unscored:
-            return Reward(0.0, _parts(0.0, 1.0, 1.0), "the gold result is empty on every database of the suite: "
-                                                     "unscored (empty_gold='unscored')", info)
+            return Reward(0.0, _parts(0.0, 1.0, 1.0), unscored, info)
         return Reward(1.0, _parts(1.0, 1.0, 1.0), info=info)
 
     def databases(self, db_id: str) -> tuple[tuple[Any, ...], bool]:
@@ -242,4 +245,5 @@ class SqlExecutionReward(RewardModelBase):
     def __repr__(self) -> str:
         return (f"SqlExecutionReward(databases={self.catalog.db_dir or len(self.catalog.ids)}, "
                 f"comparison={self.comparison!r}, distinct={self.distinct!r}, empty_gold={self.empty_gold!r}, "
+                f"constant_gold={self.constant_gold!r}, "
                 f"test_suite={self.test_suite!r})")

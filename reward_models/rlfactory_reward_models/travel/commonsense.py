@@ -10,6 +10,10 @@ plain bug there (listed in rlfactory_envs/travel/README.md):
   against the name's last letter;
 - sandbox, diversity and current city read every attraction, including one not followed by ``;``;
 - an entry with an empty name is not in the sandbox (see ``lookup``).
+
+The strict reading (``lookup.strict``, the reward's default) is tighter where the official one pays for what is no
+trip: names are whole and exact (``lookup``), a travel day's city is "from A to B" and nothing more, and every leg
+is a flight, a self-driving or a taxi leg of the day's route, on the day's date (``legs``).
 """
 
 from __future__ import annotations
@@ -18,28 +22,29 @@ from collections.abc import Callable, Sequence
 from itertools import groupby
 from typing import Any
 
+from rlfactory_reward_models.travel.legs import leg_problem
 from rlfactory_reward_models.travel.lookup import PlanLookup
-from rlfactory_reward_models.travel.plan_fields import (EMPTY, MEALS, attraction_entries, day_cities, field,
-                                                             filled, flight_number, from_to, name_and_city,
-                                                             transport_kind)
+from rlfactory_reward_models.travel.plan_fields import (EMPTY, MEALS, NO_MORE_DAYS, attraction_entries, day_cities,
+                                                        field, filled, flight_number, from_to, name_and_city,
+                                                        transport_kind)
 from rlfactory_reward_models.travel.trip import TripQuery
 from rlfactory_tool_servers.travel.names import before_parenthesis
 
 Verdict = tuple[bool | None, str | None]
 Check = Callable[[TripQuery, Sequence[Any], PlanLookup], Verdict]
 
-NO_MORE_DAYS = "You don't need to fill in the information for this or later days."
 
-
-def _route_cities(query: TripQuery, days: Sequence[Any]) -> tuple[list[str] | None, str | None]:
-    """The cities the days pass through, in order (both ends of a travel day); or why they cannot be read."""
+def _route_cities(query: TripQuery, days: Sequence[Any], *, exact: bool = False) -> tuple[list[str] | None,
+                                                                                          str | None]:
+    """The cities the days pass through, in order (both ends of a travel day); or why they cannot be read.
+    ``exact``: a travel day's city is "from A to B" and nothing else (``from_to``)."""
     cities: list[str] = []
     for i, day in enumerate(days):
         value = field(day, "current_city")
         if value is None:
             return None, f"Day {i + 1} has no current_city."
         if "from" in value:
-            pair = from_to(value)
+            pair = from_to(value, exact=exact)
             if pair is None:
                 return None, f"The current city of day {i + 1} is not 'from A to B'."
             first, second = before_parenthesis(pair[0]), before_parenthesis(pair[1])
@@ -73,7 +78,7 @@ def _valid_city_sequence(cities: list[str]) -> bool:
 
 
 def is_reasonable_visiting_city(query: TripQuery, days: Sequence[Any], lookup: PlanLookup) -> Verdict:
-    cities, why = _route_cities(query, days)
+    cities, why = _route_cities(query, days, exact=lookup.strict)
     if cities is None:
         return False, why
     if not cities:
@@ -96,7 +101,7 @@ def _entity(lookup: PlanLookup, kind: str, entry: str) -> Any:
     if not lookup.strict:
         return entry
     row = lookup.restaurant(entry) if kind == "restaurant" else lookup.attraction(entry)
-    parsed = name_and_city(entry)
+    parsed = name_and_city(entry, whole=True)
     if row is None:
         return parsed or entry.strip()
     return (row["Name"], row["City"])
@@ -142,7 +147,7 @@ def is_valid_transportation(query: TripQuery, days: Sequence[Any], lookup: PlanL
 def is_valid_information_in_current_city(query: TripQuery, days: Sequence[Any], lookup: PlanLookup) -> Verdict:
     for i, day in enumerate(days):
         value = field(day, "current_city")
-        cities = day_cities(value) if value is not None else []
+        cities = day_cities(value, exact=lookup.strict) if value is not None else []
         if not cities:
             return False, f"The current city of day {i + 1} cannot be read."
         transportation = filled(day, "transportation")
@@ -165,7 +170,11 @@ def is_valid_information_in_current_city(query: TripQuery, days: Sequence[Any], 
 def is_valid_information_in_sandbox(query: TripQuery, days: Sequence[Any], lookup: PlanLookup) -> Verdict:
     for i, day in enumerate(days):
         transportation = filled(day, "transportation")
-        if transportation:
+        if transportation and lookup.strict:
+            problem = leg_problem(query, i, day, lookup)
+            if problem:
+                return False, problem
+        elif transportation:
             lowered = transportation.lower()
             pair = from_to(transportation) or from_to(field(day, "current_city") or "")
             if "flight number" in lowered:
@@ -215,8 +224,8 @@ def _valid_days(query: TripQuery, days: Sequence[Any]) -> bool:
     return counted == query.days
 
 
-def _valid_city_number(query: TripQuery, days: Sequence[Any]) -> bool:
-    cities, _ = _route_cities(query, days)
+def _valid_city_number(query: TripQuery, days: Sequence[Any], exact: bool) -> bool:
+    cities, _ = _route_cities(query, days, exact=exact)
     if cities is None:
         return False
     return len(set(cities) - {query.org}) == query.visiting_city_number
@@ -225,7 +234,7 @@ def _valid_city_number(query: TripQuery, days: Sequence[Any]) -> bool:
 def is_not_absent(query: TripQuery, days: Sequence[Any], lookup: PlanLookup) -> Verdict:
     if not _valid_days(query, days):
         return False, "Invalid Days"
-    if not _valid_city_number(query, days):
+    if not _valid_city_number(query, days, lookup.strict):
         return False, "Invalid City Number"
     given = 0
     for i, day in enumerate(days):

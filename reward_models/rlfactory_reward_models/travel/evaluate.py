@@ -10,7 +10,8 @@ becomes ``info["travel_eval"]``::
 As in the official ``eval.py``: a plan is delivered when it is a non-empty list; the hard constraints are judged
 only for a delivered plan that passes ``is_not_absent`` and ``is_valid_information_in_sandbox`` (a constraint the
 query sets but that is not judged is ``False`` here, as it counts in the official rates); ``None`` means the query
-does not set that constraint; a pass is a plan with no ``False``.
+does not set that constraint; a pass is a plan with no ``False``. The strict reading (``lookup.strict``) reads
+the days after the trip too: a plan with one that plans something fails ``is_not_absent`` (upstream ignores them).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from rlfactory_reward_models.travel.commonsense import COMMONSENSE
 from rlfactory_reward_models.travel.hard import HARD, LOCAL_CONSTRAINT_OF, total_cost
 from rlfactory_reward_models.travel.lookup import PlanLookup
-from rlfactory_reward_models.travel.plan_fields import days_of
+from rlfactory_reward_models.travel.plan_fields import days_beyond, days_of
 from rlfactory_reward_models.travel.trip import TripQuery
 
 NOT_JUDGED = "not judged: the plan is incomplete or leaves the sandbox"
@@ -50,6 +51,10 @@ def evaluate_plan(query: TripQuery, plan: Sequence[Any] | None, lookup: PlanLook
         commonsense[name], why = check(query, days, lookup)
         if why:
             messages[name] = why
+    extra = days_beyond(plan, query.days) if lookup.strict else 0
+    if extra and commonsense["is_not_absent"]:
+        commonsense["is_not_absent"] = False
+        messages["is_not_absent"] = f"The plan has {extra} day(s) more than the trip's {query.days}."
     judged = bool(commonsense["is_not_absent"] and commonsense["is_valid_information_in_sandbox"])
     hard: dict[str, bool | None] = {}
     applicable = applicable_hard(query)

@@ -3,7 +3,8 @@
 A constraint the query does not set is ``None`` (not applicable). Departures from upstream (plain bugs there,
 listed in rlfactory_envs/travel/README.md): the cuisine check skips a meal taken in the origin city, where
 upstream's ``continue`` also skipped the rest of that day's meals; a route whose cost the sandbox cannot give fails
-the budget instead of raising.
+the budget instead of raising. The strict reading (``lookup.strict``) finds a banned mode in any letter case
+(upstream looks for ``Flight`` and ``Self-driving``, so ``flight number: ...`` evades "no flight").
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ def valid_transportation(query: TripQuery, days: Sequence[Any], lookup: PlanLook
     banned = {"no flight": "Flight", "no self-driving": "Self-driving"}[rule]
     for day in days:
         transportation = filled(day, "transportation")
-        if transportation and banned in transportation:
+        if transportation and (banned.lower() in transportation.lower() if lookup.strict else banned in transportation):
             return False, f"The transportation should not be {rule}."
     return True, None
 

@@ -1,10 +1,12 @@
 """What a plan's entries refer to in the sandbox, as the official evaluator resolves them, cached per plan.
 
 ``strict=False`` (the official reading): an entry ``"Name, City"`` is the first row of the city whose name
-*contains* ``Name`` (case-sensitive). ``strict=True``: the row whose name *equals* it, which closes the hole of
-naming a fragment ("a, Rockford" matches some restaurant of Rockford). In both, an empty name matches nothing;
-upstream's ``str.contains("")`` matches every row, so ", Rockford" passes its sandbox check. Text SQLite cannot
-take (a lone surrogate, which JSON's ``"\\ud800"`` escape decodes to) names nothing, instead of raising.
+*contains* ``Name`` (case-sensitive), ``Name`` read from the entry's last line. ``strict=True``: the row whose
+name *equals* it, all the text before the city included, which closes the holes of naming a fragment ("a,
+Rockford" matches some restaurant of Rockford) and of text before the name on a line of its own. In both, an
+empty name matches nothing; upstream's ``str.contains("")`` matches every row, so ", Rockford" passes its sandbox
+check. Text SQLite cannot take (a lone surrogate, which JSON's ``"\\ud800"`` escape decodes to) names nothing,
+instead of raising.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ class PlanLookup:
     def _find(self, table: Table, entry: str) -> dict[str, Any] | None:
         key = (table.name, entry)
         if key not in self._named:
-            parsed = name_and_city(entry)
+            parsed = name_and_city(entry, whole=self.strict)
             found = None
             if parsed is not None and parsed[0] and _storable(*parsed):
                 found = self.sandbox.find_named(table, parsed[0], parsed[1], exact=self.strict)
@@ -50,17 +52,19 @@ class PlanLookup:
         """How many rows the entry matches (upstream applies the minimum-nights rule only when exactly one)."""
         key = ("count", entry)
         if key not in self._matches:
-            parsed = name_and_city(entry)
+            parsed = name_and_city(entry, whole=self.strict)
             count = 0
             if parsed is not None and parsed[0] and _storable(*parsed):
                 count = self.sandbox.count_named(ACCOMMODATIONS, parsed[0], parsed[1], exact=self.strict)
             self._matches[key] = count
         return self._matches[key]
 
-    def flight(self, number: str, origin: str | None = None, destination: str | None = None) -> dict[str, Any] | None:
-        if not _storable(number, origin, destination):
+    def flight(self, number: str, origin: str | None = None, destination: str | None = None,
+               date: str | None = None) -> dict[str, Any] | None:
+        """The first flight of this number (on this route, on this date, where given)."""
+        if not _storable(number, origin, destination, date):
             return None
-        return self.sandbox.flight_numbered(number, origin, destination)
+        return self.sandbox.flight_numbered(number, origin, destination, date)
 
     def ground_cost(self, origin: str, destination: str, mode: str) -> int | None:
         """The cost of one car (``self-driving``) or taxi between two cities; ``None`` where the sandbox has no

@@ -16,11 +16,13 @@ from rlfactory_tool_servers.travel.names import before_parenthesis
 DAY_FIELDS = ("current_city", "transportation", "breakfast", "attraction", "lunch", "dinner", "accommodation")
 MEALS = ("breakfast", "lunch", "dinner")
 EMPTY = ("", "-")
+NO_MORE_DAYS = "You don't need to fill in the information for this or later days."
 
 FROM_TO_READ_CHARS = 512
 """How much of a field is searched for "from A to B": upstream's pattern backtracks quadratically, so a field of
 64 KB would take seconds; real fields are under 200 characters."""
 _FROM_TO_RE = re.compile(r"from\s+(.+?)\s+to\s+([^,]+)(?=[,\s]|$)")
+_EXACT_FROM_TO_RE = re.compile(r"from\s+(.+?)\s+to\s+([^,]+?)")
 
 
 def field(day: Any, key: str) -> str | None:
@@ -44,30 +46,48 @@ def days_of(plan: Sequence[Any], days: int) -> list[Any]:
     return list(plan[:days])
 
 
-def from_to(text: str) -> tuple[str, str] | None:
-    """``(A, B)`` of the first "from A to B" in ``text`` (B ends at a comma or the end), else ``None``."""
-    match = _FROM_TO_RE.search(text[:FROM_TO_READ_CHARS])
+def days_beyond(plan: Sequence[Any], days: int) -> int:
+    """How many entries after the first ``days`` plan something: all but ``{}``, a day whose fields are all ``"-"``
+    or ``""`` (its ``days`` number aside), and the benchmark's "no more days" marker."""
+    def plans_something(day: Any) -> bool:
+        if not isinstance(day, Mapping):
+            return True
+        return any(key != "days" and field(day, key) not in (*EMPTY, NO_MORE_DAYS) for key in day)
+    return sum(map(plans_something, plan[days:]))
+
+
+def from_to(text: str, *, exact: bool = False) -> tuple[str, str] | None:
+    """``(A, B)`` of the first "from A to B" in ``text`` (B ends at a comma or the end), else ``None``. ``exact``:
+    only when the whole text (but surrounding space) is "from A to B", so no text can come before or after it."""
+    if not exact:
+        match = _FROM_TO_RE.search(text[:FROM_TO_READ_CHARS])
+    else:
+        match = _EXACT_FROM_TO_RE.fullmatch(text.strip()) if len(text) <= FROM_TO_READ_CHARS else None
     return (match.group(1), match.group(2)) if match else None
 
 
-def day_cities(current_city: str) -> list[str]:
-    """The cities of a day: ``[A, B]`` for "from A to B", else ``[A]`` (parenthesised parts dropped)."""
+def day_cities(current_city: str, *, exact: bool = False) -> list[str]:
+    """The cities of a day: ``[A, B]`` for "from A to B" (read as ``from_to`` does, ``exact`` or not), else ``[A]``
+    (parenthesised parts dropped)."""
     if "from" in current_city:
-        pair = from_to(current_city)
+        pair = from_to(current_city, exact=exact)
         if pair is None:
             return []
         return [before_parenthesis(pair[0]), before_parenthesis(pair[1])]
     return [before_parenthesis(current_city)]
 
 
-def name_and_city(entry: str) -> tuple[str, str] | None:
+def name_and_city(entry: str, *, whole: bool = False) -> tuple[str, str] | None:
     """``("Name", "City")`` of ``"Name, City"`` (the city after the last comma), else ``None`` (upstream
     ``get_valid_name_city``, which answers ``("-", "-")`` there). Upstream's regular expression, read in linear
-    time: the name is what precedes the last comma on its line, the city all that follows it."""
+    time: the name is what precedes the last comma on its line, the city all that follows it. ``whole``: the name
+    is all that precedes the last comma, earlier lines included (upstream drops them, so a line of any text before
+    a name passes)."""
     head, comma, tail = entry.rpartition(",")
     if not comma or not tail:
         return None
-    return head.rpartition("\n")[2].strip(), before_parenthesis(tail.strip()).strip()
+    name = head if whole else head.rpartition("\n")[2]
+    return name.strip(), before_parenthesis(tail.strip()).strip()
 
 
 def attraction_entries(text: str) -> list[str]:

@@ -5,8 +5,9 @@ the benchmark's final pass. ``"pass_rate"``: the share of the constraints that a
 and the hard ones the query sets) that the plan passes, a denser signal. A mapping of weights over the parts
 (``delivered``, ``commonsense_pass``, ``hard_pass``, ``final_pass``, ``pass_rate``) mixes them, normalised by the
 weights' sum. The whole verdict goes to ``info["travel_eval"]``; the reason names the first failed constraint.
-``strict`` (default ``True``) matches a plan's names exactly; ``False`` is the official substring rule
-(``lookup.PlanLookup``), which pays name fragments.
+``strict`` (default ``True``) reads a plan strictly: exact names (``lookup.PlanLookup``), legs in the benchmark's
+modes on each day's route and date (``legs``), exactly the trip's days; ``False`` is the official reading, which
+pays name fragments and made-up legs.
 """
 
 from __future__ import annotations

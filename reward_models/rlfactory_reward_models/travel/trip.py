@@ -7,7 +7,7 @@ has these fields, and so may any other object. ``level`` is ``easy`` / ``medium`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 LEVELS = ("easy", "medium", "hard")
@@ -24,6 +24,8 @@ class TripQuery(Protocol):
     dest: str
     days: int
     visiting_city_number: int
+    date: Sequence[str]
+    """The trip's dates, ``YYYY-MM-DD``, one a day."""
     people_number: int
     budget: float
     level: str

@@ -229,6 +229,10 @@ class TravelSandbox:
         return self._rows(FLIGHTS, '"OriginCityName" = ? AND "DestCityName" = ? AND "FlightDate" = ?',
                           (origin, destination, date))
 
+    def flights_between(self, origin: str, destination: str, limit: int = 64) -> list[dict[str, Any]]:
+        """The flights from ``origin`` to ``destination`` on any date (at most ``limit``), in file order."""
+        return self._rows(FLIGHTS, '"OriginCityName" = ? AND "DestCityName" = ?', (origin, destination), limit=limit)
+
     def route(self, origin: str, destination: str) -> dict[str, Any] | None:
         """The distance matrix's first row from ``origin`` to ``destination`` (duration and distance as text)."""
         found = self._rows(DISTANCES, '"origin" = ? AND "destination" = ?', (origin, destination), limit=1)
@@ -261,13 +265,16 @@ class TravelSandbox:
                                    (city, name)).fetchone()
         return int(row[0])
 
-    def flight_numbered(self, number: str, origin: str | None = None,
-                        destination: str | None = None) -> dict[str, Any] | None:
-        """The first flight with this number (and, when given, this origin and destination)."""
+    def flight_numbered(self, number: str, origin: str | None = None, destination: str | None = None,
+                        date: str | None = None) -> dict[str, Any] | None:
+        """The first flight with this number (and, when given, this origin and destination, and this date)."""
         where, params = '"Flight Number" = ?', (number,)
         if origin is not None and destination is not None:
             where += ' AND "OriginCityName" = ? AND "DestCityName" = ?'
             params = (number, origin, destination)
+        if date is not None:
+            where += ' AND "FlightDate" = ?'
+            params = (*params, date)
         found = self._rows(FLIGHTS, where, params, limit=1)
         return found[0] if found else None
 

@@ -5,8 +5,9 @@ parameters) and ``kind``:
 
 - ``action``: the goal is a change of state; success = ``status(complete)`` and every sub-goal of
   ``subgoals(device, initial, params)`` met;
-- ``answer``: a question; success = ``answer(text)`` matching ``expected_answer`` (``answer_matches``), with the
-  ``guarded`` parts of the state unchanged;
+- ``answer``: a question; success = ``answer(text)`` matching ``expected_answer`` (``answer_matches``), after a
+  page of the question's app was on screen (``looked_at_the_phone``: a guess without reading the phone is no
+  answer), with the ``guarded`` parts of the state unchanged;
 - ``infeasible``: the goal cannot be done (the contact does not exist...); success = ``status(infeasible)`` after
   the agent looked where the goal points (``evidence``), with the ``guarded`` state unchanged: ending at once
   earns nothing.
@@ -53,6 +54,8 @@ class Verdict:
 
 
 ENDING_SUBGOALS = ("said complete", "said infeasible", "answered")
+LOOKED = "looked at the phone"
+"""An ``answer`` episode's evidence: a page of the question's app was on screen before the answer (no progress)."""
 
 
 class TaskTemplate:
@@ -87,6 +90,11 @@ class TaskTemplate:
         """Whether ``answer`` says ``expected``: equal once case, accents, punctuation and spacing are ignored."""
         return normalize(answer) == normalize(expected)
 
+    def looked_at_the_phone(self, device: Device) -> bool:
+        """``answer`` templates: whether a page of the question's app was on screen. An answer given without reading
+        the phone is not taken, however likely a guess (``right answer`` needs it too)."""
+        return any(key.startswith(f"{self.app}/") for key in device.visited)
+
     def evidence(self, device: Device, initial: PhoneState, params: dict[str, Any]) -> dict[str, bool]:
         """``infeasible`` templates: what the agent must have seen before declaring the goal infeasible."""
         raise NotImplementedError
@@ -113,8 +121,9 @@ class TaskTemplate:
             if self.kind == "answer":
                 expected = self.expected_answer(initial, params)
                 given = (ending or {}).get("text") if action == "answer" else None
-                goals = {"answered": given is not None,
-                         "right answer": given is not None and self.answer_matches(str(given), expected),
+                looked = self.looked_at_the_phone(device)
+                goals = {"answered": given is not None, LOOKED: looked,
+                         "right answer": looked and given is not None and self.answer_matches(str(given), expected),
                          **unchanged}
                 at_start = {name: True for name in unchanged}
             else:
@@ -123,7 +132,7 @@ class TaskTemplate:
                 at_start = {**self.evidence(fresh, initial, params), **{name: True for name in unchanged}}
         missed = [name for name, met in goals.items() if not met]
         achievements = [met for name, met in goals.items()
-                        if name not in ENDING_SUBGOALS and not at_start.get(name, False)]
+                        if name not in (*ENDING_SUBGOALS, LOOKED) and not at_start.get(name, False)]
         progress = 1.0 if not missed else sum(achievements) / (len(achievements) + 1)
         return Verdict(not missed, goals, "" if not missed else "not met: " + "; ".join(missed), progress)
 

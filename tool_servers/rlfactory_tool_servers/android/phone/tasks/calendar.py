@@ -16,15 +16,23 @@ from rlfactory_tool_servers.android.phone.plans import DONE, INFEASIBLE, Answer,
 from rlfactory_tool_servers.android.phone.state import DEVICE_NOW, Event, PhoneState
 from rlfactory_tool_servers.android.phone.tasks.base import TaskTemplate, normalize, pick, titles_match
 
-TITLES = ("Team standup", "Dentist appointment", "Yoga class", "Project review", "Lunch with Sam", "Book club",
-          "Piano lesson", "Budget meeting", "Car service", "Parent-teacher meeting", "Gym session",
-          "Design workshop", "Coffee with Lena", "Flight to Berlin", "Haircut", "Quarterly planning",
-          "Doctor checkup", "Movie night", "Client call", "Volunteer shift", "Team retrospective", "Birthday dinner",
-          "Guitar practice", "Tax consultation", "Board game night", "Vet visit", "Sprint demo", "Swim lesson",
-          "Interview prep", "Farmers market")
-LOCATIONS = ("Room 204", "City Library", "Main Street Clinic", "Cafe Aroma", "Community Center", "Riverside Park",
-             "Central Station", "Sunset Gym", "Town Hall", "Conference Room B", "Oak Street Garage",
-             "Lincoln Elementary", "Harbor Pool", "Studio 5")
+PERSONAL_TITLES = ("Dentist appointment", "Yoga class", "Lunch with Sam", "Book club", "Piano lesson", "Car service",
+                   "Parent-teacher meeting", "Gym session", "Coffee with Lena", "Flight to Berlin", "Haircut",
+                   "Doctor checkup", "Movie night", "Volunteer shift", "Birthday dinner", "Guitar practice",
+                   "Tax consultation", "Board game night", "Vet visit", "Swim lesson", "Interview prep",
+                   "Farmers market")
+WORK_TOPICS = ("Team", "Project", "Budget", "Design", "Client", "Sprint", "Quarterly", "Roadmap", "Hiring", "Vendor",
+               "Marketing", "Security", "Product", "Sales", "Onboarding", "Research")
+WORK_KINDS = ("standup", "review", "meeting", "workshop", "planning", "call", "retrospective", "demo", "sync",
+              "check-in")
+TITLES = PERSONAL_TITLES + tuple(f"{topic} {kind}" for topic in WORK_TOPICS for kind in WORK_KINDS)
+"""182 titles: a question whose answer is a title ("my next event") has no answer that a guess gets right often."""
+PLACE_NAMES = ("Oak Street", "Riverside", "Lincoln", "Harbor", "Sunset", "Maple", "Cedar", "Hillcrest", "Lakeview",
+               "Central", "Willow", "Granite", "Elm Park", "Northgate", "Bayview", "Kingsley")
+PLACE_KINDS = ("Library", "Clinic", "Cafe", "Park", "Station", "Gym", "Town Hall", "Garage", "Elementary", "Pool",
+               "Studio", "Community Center")
+LOCATIONS = tuple(f"{name} {kind}" for name in PLACE_NAMES for kind in PLACE_KINDS)
+"""192 places, for the same reason ("where is my event")."""
 DESCRIPTIONS = ("Bring the laptop", "Discuss the roadmap", "Remember the receipts", "Prepare questions",
                 "Ask about the schedule", "Take the printed agenda", "Confirm the booking the day before")
 DURATIONS = (15, 30, 45, 60, 90, 120)

@@ -23,9 +23,10 @@ CHAT_LINES = ("Are we still on for lunch tomorrow?", "I'll be there in 10 minute
               "I left my keys at your place", "The meeting moved to Thursday", "Good luck on your exam",
               "Dinner is at 7:30", "Sounds good to me", "How was the trip?", "Send me the photos please",
               "The plumber comes at noon", "Can we reschedule to Friday?")
-GOAL_LINES = ("Meet me at the {word} cafe at {hour} pm", "The {word} report is ready for review",
-              "Bring the {word} tickets tonight", "Let's talk about the {word} plan at {hour}",
+GOAL_LINES = ("Meet me at the {word} cafe at {hour} pm", "The {word} report is ready for review at {hour}",
+              "Bring the {word} tickets by {hour} tonight", "Let's talk about the {word} plan at {hour}",
               "I booked the {word} room for {hour} o'clock", "Pick up the {word} order before {hour}")
+"""Every line names a word and an hour: 1,344 messages, so no guess at "the last message" is right often."""
 
 
 def new_line(rng: random.Random) -> str:

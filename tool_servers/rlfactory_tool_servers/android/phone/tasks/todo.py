@@ -22,7 +22,16 @@ PAIRS = (("Pay electricity bill", "Pay water bill"), ("Renew passport", "Renew l
          ("Return library books", "Return rental skis"), ("Schedule car service", "Schedule haircut"),
          ("Clean the garage", "Clean the fridge"), ("Update resume", "Update phone software"),
          ("Send invoice to client", "Send thank-you notes"), ("Cancel gym trial", "Cancel magazine subscription"),
-         ("Fix leaking tap", "Fix bike brakes"), ("Plan weekend hike", "Plan team lunch"))
+         ("Fix leaking tap", "Fix bike brakes"), ("Plan weekend hike", "Plan team lunch"),
+         ("Order printer ink", "Order new headphones"), ("Email the landlord", "Email the accountant"),
+         ("Wash the car", "Wash the curtains"), ("Pick up dry cleaning", "Pick up prescription"),
+         ("Charge the camera", "Charge the scooter"), ("Read chapter four", "Read the lease"),
+         ("Back up laptop", "Back up phone photos"), ("Mow the lawn", "Rake the leaves"),
+         ("Sort old receipts", "Sort winter clothes"), ("Visit grandma", "Visit the museum"),
+         ("Defrost the freezer", "Descale the kettle"), ("Replace smoke alarm battery", "Replace wiper blades"),
+         ("Pay parking ticket", "Pay credit card bill"), ("Book dentist checkup", "Book vet appointment"),
+         ("Write birthday card", "Write project summary"), ("Check tyre pressure", "Check bank statement"))
+"""64 titles: a question whose answer is one task ("due on this day") has no answer a guess gets right often."""
 TITLES = tuple(title for pair in PAIRS for title in pair)
 NOTES = ("", "", "before noon", "ask for a receipt", "check the email thread", "takes about an hour")
 APP_NAME = "Tasks"
