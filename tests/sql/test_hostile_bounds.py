@@ -120,19 +120,21 @@ async def test_heavy_units_keep_the_reserved_threads_free_for_light_ones():
 
 def test_a_light_turn_stops_past_its_cpu_slice_and_a_heavy_one_at_its_deadline():
     db, pool = sample_database(), FairPool(2)
-    light = Turn(pool.client(), False, time.monotonic() + 30)
-    assert light.begin()
+    light = Turn(pool.client(), False)
+    light.begin()
     try:
         with pytest.raises(SliceSpent):
             db.execute(CARTESIAN, engine.QueryLimits(timeout_s=30), turn=light)
     finally:
         light.end()
-    heavy = Turn(pool.client(), True, time.monotonic() + 0.3)
-    assert heavy.begin()
+    heavy = Turn(pool.client(), True)
+    heavy.begin()
     try:
         assert db.execute("SELECT count(*) FROM sales", turn=heavy).rows[0][0] > 0
+        started = time.monotonic()
         with pytest.raises(QueryTimeout):
-            db.execute(CARTESIAN, engine.QueryLimits(timeout_s=30), not_after=heavy.not_after, turn=heavy)
+            db.execute(CARTESIAN, engine.QueryLimits(timeout_s=0.3), turn=heavy)
+        assert time.monotonic() - started < 1.0
     finally:
         heavy.end()
 
@@ -185,7 +187,7 @@ def test_a_query_past_its_deadline_is_interrupted_without_the_progress_handler(m
 
 
 def test_a_query_queued_past_its_deadline_is_not_run():
-    with pytest.raises(QueryTimeout, match="waited longer than its deadline"):
+    with pytest.raises(QueryTimeout, match="deadline passed before the query could start"):
         sample_database().execute("SELECT 1", not_after=time.monotonic() - 1)
 
 

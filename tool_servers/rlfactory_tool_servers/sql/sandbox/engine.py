@@ -56,11 +56,11 @@ from typing import Any
 
 from rlfactory_tool_servers.sql.sandbox.fair_pool import SliceSpent, Turn
 from rlfactory_tool_servers.sql.sandbox.query_errors import (
-    QueryError, QueryFailed, QueryRefused, QueryTimeout, ResultTooLarge)
+    QueryError, QueryFailed, QueryRefused, QueryTimeout, ResultOverLimits, ResultTooLarge)
 from rlfactory_tool_servers.sql.sandbox.statement_check import MAX_SQL_CHARS, UnsafeQuery, parse_read_query
 
 __all__ = ["QueryError", "QueryFailed", "QueryLimits", "QueryRefused", "QueryResult", "QueryTimeout",
-           "ReadOnlyDatabase", "ResultTooLarge", "SliceSpent", "value_limit"]
+           "ReadOnlyDatabase", "ResultOverLimits", "ResultTooLarge", "SliceSpent", "value_limit"]
 
 PROGRESS_OPCODES = 20_000  # ~0.1-1 ms of work between deadline checks
 MAX_VALUE_BYTES = 1_000_000  # Spider/BIRD values are far shorter; one row holds at most MAX_COLUMNS of them
@@ -190,12 +190,14 @@ class QueryLimits:
 
 @dataclass(frozen=True)
 class QueryResult:
-    """Column names and rows (tuples of Python values); ``truncated`` when more rows existed than were kept."""
+    """Column names and rows (tuples of Python values); ``truncated`` when more rows existed than were kept;
+    ``nbytes``: what the rows hold in Python, as the byte limit counts it."""
 
     columns: tuple[str, ...]
     rows: list[tuple[Any, ...]]
     truncated: bool
     seconds: float
+    nbytes: int = 0
 
 
 def _authorize(action: int, arg1: str | None, arg2: str | None, db_name: str | None, source: str | None) -> int:
@@ -214,19 +216,27 @@ def _decode_text(raw: bytes) -> str:
 
 class _Deadline:
     """The progress handler: asks SQLite to stop once ``monotonic()`` passes ``at``, or when the query's ``turn``
-    says so (a light turn past its slice; a heavy one stands aside first while light work runs)."""
+    says so (a light turn past its slice, a turn past its client's CPU budget; a heavy one rests first while light
+    work runs)."""
 
-    __slots__ = ("at", "turn")
+    __slots__ = ("at", "turn", "excused_from")
 
     def __init__(self) -> None:
         self.at = math.inf
         self.turn: Turn | None = None
+        self.excused_from = 0.0
+
+    def until(self) -> float:
+        """``at``, moved on by the waits the turn's client excuses since the query started."""
+        turn = self.turn  # the watchdog's thread reads it while the query's thread may clear it
+        return self.at if turn is None else self.at + turn.client.excused() - self.excused_from
 
     def __call__(self) -> int:
-        if time.monotonic() > self.at:
+        until = self.until()
+        if time.monotonic() > until:
             return 1
         turn = self.turn
-        return 1 if turn is not None and turn.checkpoint() else 0
+        return 1 if turn is not None and turn.checkpoint(until) else 0
 
 
 class _Watchdog:
@@ -236,13 +246,13 @@ class _Watchdog:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._watched: dict[int, tuple[sqlite3.Connection, float]] = {}
+        self._watched: dict[int, tuple[sqlite3.Connection, _Deadline]] = {}
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def watch(self, conn: sqlite3.Connection, at: float) -> None:
+    def watch(self, conn: sqlite3.Connection, deadline: _Deadline) -> None:
         with self._lock:
-            self._watched[id(conn)] = (conn, at)
+            self._watched[id(conn)] = (conn, deadline)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="rlf-sql-watchdog", daemon=True)
                 self._thread.start()
@@ -260,8 +270,8 @@ class _Watchdog:
             with self._lock:
                 if not self._watched:
                     self._wake.clear()
-                for conn, at in self._watched.values():
-                    if now > at + INTERRUPT_GRACE_S:
+                for conn, deadline in self._watched.values():
+                    if now > deadline.until() + INTERRUPT_GRACE_S:
                         conn.interrupt()
 
 
@@ -381,13 +391,14 @@ class ReadOnlyDatabase:
         started = time.monotonic()
         at = started + limits.timeout_s if not_after is None else min(started + limits.timeout_s, not_after)
         if at <= started:
-            raise QueryTimeout(f"the query waited longer than its deadline ({limits.timeout_s:g} s) for a worker "
-                               "and was not run")
+            raise QueryTimeout("the deadline passed before the query could start (waiting for a worker, or the "
+                               "caller's earlier work, took it) and it was not run")
         entry = self._acquire()
         conn, deadline = entry
         deadline.at = at
+        deadline.excused_from = turn.client.excused() if turn is not None else 0.0
         deadline.turn = turn
-        _watchdog.watch(conn, at)
+        _watchdog.watch(conn, deadline)
         cursor = None
         narrowed = 0
         try:
@@ -439,21 +450,22 @@ class ReadOnlyDatabase:
         size, over = 0, False
         turn = deadline.turn
         for row in cursor:  # one row at a time: a chunk of rows of 16 MB values would be gigabytes
-            if turn is not None and turn.checkpoint():  # turning values into Python objects is no SQLite step
+            if turn is not None and turn.checkpoint(deadline.until()):  # making Python values is no SQLite step
                 if turn.spent:
                     raise SliceSpent()
                 raise QueryTimeout(f"the query ran longer than {limits.timeout_s:g} s and was stopped")
-            if time.monotonic() > deadline.at:
+            if time.monotonic() > deadline.until():
                 raise QueryTimeout(f"the query ran longer than {limits.timeout_s:g} s and was stopped")
-            size += _row_bytes(row)
-            if len(rows) >= limits.max_rows or size > limits.max_bytes:
+            row_size = _row_bytes(row)
+            if len(rows) >= limits.max_rows or size + row_size > limits.max_bytes:
                 over = True
                 break
+            size += row_size
             rows.append(row)
         if over and not truncate:
-            raise ResultTooLarge(f"the result has more than {limits.max_rows:,} rows or "
+            raise ResultOverLimits(f"the result has more than {limits.max_rows:,} rows or "
                                  f"{limits.max_bytes:,} bytes")
-        return QueryResult(columns, rows, over, time.monotonic() - started)
+        return QueryResult(columns, rows, over, time.monotonic() - started, size)
 
     @staticmethod
     def _translate(exc: sqlite3.Error, limits: QueryLimits, narrowed: int = 0) -> QueryError:

@@ -12,22 +12,23 @@ others waiting, whatever its queries do.
   the engine), the client becomes heavy for good, and the unit waits again, as heavy: ``work`` runs again with a
   heavy turn and goes on from the progress it keeps itself.
 - Heavy work yields the CPU: a heavy turn runs only while it holds the process's ``HEAVY_BATON`` (one runner at a
-  time per 8 cores, ``HEAVY_RUNNERS``), hands it to the next heavy turn every ``HEAVY_QUANTUM_S``, and lets it go
-  while light work runs anywhere in the process (``LIGHT``). Its queries check in (``Turn.checkpoint``) from
-  SQLite's progress handler and between the rows they fetch. So hostile queries share at most one core among
-  themselves and stand aside for honest ones, and the event loops keep the rest.
+  time per 8 cores, ``HEAVY_RUNNERS``), hands it to the next heavy turn every ``HEAVY_QUANTUM_S``, and while light
+  work runs anywhere in the process (``LIGHT``) rests ``REST_S`` after each quantum. Its queries check in
+  (``Turn.checkpoint``) from SQLite's progress handler and between the rows they fetch. So hostile queries share at
+  most one core among themselves, a fifth of it while honest ones run, and the event loops keep the rest.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import math
 import os
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -37,13 +38,13 @@ __all__ = ["HEAVY_BATON", "LIGHT", "Client", "FairPool", "SliceSpent", "Turn", "
 
 T = TypeVar("T")
 LIGHT_SLICE_S = 0.02
-"""CPU seconds one light turn may use before its client turns heavy (an honest Spider answer checked on eleven
-databases uses about 3 ms; a tool query about 1 ms)."""
-HEAVY_QUANTUM_S = 0.02
-"""How long one heavy turn keeps the baton while others wait for it."""
-PARK_S = 0.05
-"""Longest a heavy turn waits for light work to end before it runs one progress step anyway (about 2% of a core
-while light work never stops)."""
+"""CPU seconds one light turn may use before its client turns heavy, by default (a tool query on Spider uses about
+1 ms)."""
+HEAVY_QUANTUM_S = 0.01
+"""How long a heavy turn runs holding the baton before it rests (while light work runs) or hands it over."""
+REST_S = 0.04
+"""How long the baton rests after a quantum while light work runs: heavy work then takes at most a fifth of one
+core, and still moves on (an honest slow answer is slowed, not starved)."""
 MAX_CLIENTS = 16_384
 """Named clients remembered (their CPU so far, whether heavy); the least recently used idle one is forgotten."""
 POOL_START_TIMEOUT_S = 10.0
@@ -54,7 +55,7 @@ class SliceSpent(Exception):
 
 
 def _wait_s(timeout: float) -> float | None:
-    """A timeout for ``threading`` waits: none for an endless one, never negative."""
+    """A timeout for waits: none for an endless one, never negative."""
     return None if timeout == math.inf else max(timeout, 0.0)
 
 
@@ -123,68 +124,105 @@ HEAVY_BATON = _Baton(HEAVY_RUNNERS)
 
 
 class Client:
-    """Whose work a unit is: an episode of the tools, an answer of the reward. ``limit``: its units at once."""
+    """Whose work a unit is: an episode of the tools, an answer of the reward. ``limit``: its units at once;
+    ``slice_s``: the CPU of one light turn; ``cpu_budget_s``: the CPU all its units may use (``None``: no budget);
+    ``excuse_waits``: its deadlines move on by the time it waits for a worker, or in a heavy turn for the baton or
+    while resting for light work (``waited_s``), so others' load never times it out (its CPU budget bounds it)."""
 
-    __slots__ = ("key", "limit", "running", "waiting", "cpu_s", "heavy")
+    __slots__ = ("key", "limit", "slice_s", "cpu_budget_s", "excuse_waits", "running", "waiting", "cpu_s",
+                 "waited_s", "heavy")
 
-    def __init__(self, key: Hashable, limit: int) -> None:
-        self.key, self.limit = key, limit
+    def __init__(self, key: Hashable, limit: int, slice_s: float = LIGHT_SLICE_S,
+                 cpu_budget_s: float | None = None, excuse_waits: bool = False) -> None:
+        self.key, self.limit, self.slice_s = key, limit, slice_s
+        self.cpu_budget_s, self.excuse_waits = cpu_budget_s, excuse_waits
         self.running = self.waiting = 0
-        self.cpu_s = 0.0
+        self.cpu_s = self.waited_s = 0.0
         self.heavy = False
+
+    def excused(self) -> float:
+        """Seconds its deadlines have moved on by (see ``excuse_waits``)."""
+        return self.waited_s if self.excuse_waits else 0.0
 
 
 class Turn:
     """One admitted run of a unit in a worker thread: its queries call ``checkpoint`` to know whether to stop."""
 
-    __slots__ = ("client", "heavy", "not_after", "spent", "_cpu_until", "_held_since")
+    __slots__ = ("client", "heavy", "spent", "over_budget", "uncharged_s", "_slice_until", "_budget_until",
+                 "_holding")
 
-    def __init__(self, client: Client, heavy: bool, not_after: float) -> None:
-        self.client, self.heavy, self.not_after = client, heavy, not_after
-        self.spent = False
-        self._cpu_until = self._held_since = 0.0
+    def __init__(self, client: Client, heavy: bool) -> None:
+        self.client, self.heavy = client, heavy
+        self.spent = self.over_budget = False
+        self.uncharged_s = 0.0
+        self._slice_until = self._budget_until = math.inf  # thread CPU instants
+        self._holding = 0.0  # since when a heavy turn holds the baton (0: it does not)
 
-    def begin(self) -> bool:
-        """Start in the worker thread: a light turn counts as light work, a heavy one takes the baton (``False``
-        when the deadline came first)."""
+    def begin(self) -> None:
+        """Start in the worker thread: a light turn counts as light work from now (a heavy one takes the baton at
+        its first ``checkpoint``)."""
+        now = time.thread_time()
+        if self.client.cpu_budget_s is not None:
+            self._budget_until = now + self.client.cpu_budget_s - self.client.cpu_s
         if not self.heavy:
             LIGHT.enter()
-            self._cpu_until = time.thread_time() + LIGHT_SLICE_S
-            return True
-        if not HEAVY_BATON.acquire(self.not_after - time.monotonic()):
-            return False
-        self._held_since = time.monotonic()
-        return True
+            self._slice_until = now + self.client.slice_s
 
     def end(self) -> None:
         if not self.heavy:
             LIGHT.leave()
-        elif self._held_since:
-            self._held_since = 0.0
+        elif self._holding:
+            self._holding = 0.0
             HEAVY_BATON.release()
 
-    def checkpoint(self) -> bool:
-        """Whether the query must stop now: a light turn past its CPU slice (``spent``), a heavy one past its
-        deadline; a heavy turn first stands aside while light work runs or others wait for the baton."""
+    @contextlib.contextmanager
+    def uncharged(self) -> Iterator[None]:
+        """A block whose CPU counts against neither the slice nor the budget: work done once for every client (a
+        trusted gold query whose result is cached), which says nothing of this client's weight."""
+        started, slice_until, budget_until = time.thread_time(), self._slice_until, self._budget_until
+        self._slice_until = self._budget_until = math.inf
+        try:
+            yield
+        finally:
+            used = time.thread_time() - started
+            self.uncharged_s += used
+            self._slice_until, self._budget_until = slice_until + used, budget_until + used
+
+    def checkpoint(self, until: float) -> bool:
+        """Whether the work must stop now: past the client's CPU budget (``over_budget``), a light turn past its
+        slice (``spent``), a heavy one past ``until`` (its query's deadline, a ``time.monotonic()`` instant). A
+        heavy turn runs only holding the baton: it takes it here; after each quantum it rests while light work runs
+        (still holding it, so no other heavy turn runs instead), then hands it over when others wait. A client that
+        excuses waits (``Client.excuse_waits``) waits here as long as it takes (the baton goes round in order)."""
+        cpu = time.thread_time()
+        if cpu > self._budget_until:
+            self.over_budget = True
+            return True
         if not self.heavy:
-            self.spent = time.thread_time() > self._cpu_until
+            self.spent = cpu > self._slice_until
             return self.spent
+        started = time.monotonic()
+        limit = math.inf if self.client.excuse_waits else until - started  # how long it may wait here
+        if self._holding and started - self._holding > HEAVY_QUANTUM_S:
+            if LIGHT.running:
+                LIGHT.wait_idle(min(REST_S, limit))
+            if HEAVY_BATON.contended:
+                self._holding = 0.0
+                HEAVY_BATON.release()
+            else:
+                self._holding = time.monotonic()
+        taken = bool(self._holding) or HEAVY_BATON.acquire(limit - (time.monotonic() - started))
         now = time.monotonic()
-        if LIGHT.running or (HEAVY_BATON.contended and now - self._held_since > HEAVY_QUANTUM_S):
-            self._held_since = 0.0
-            HEAVY_BATON.release()
-            LIGHT.wait_idle(min(PARK_S, self.not_after - now))
-            if not HEAVY_BATON.acquire(self.not_after - time.monotonic()):
-                return True
-            self._held_since = time.monotonic()
-        return time.monotonic() > self.not_after
+        self._holding = self._holding or (now if taken else 0.0)
+        self.client.waited_s += now - started
+        return not taken or now > until + (now - started if self.client.excuse_waits else 0.0)
 
 
 class _Waiter:
-    __slots__ = ("seq", "client", "not_after", "loop", "future", "turn")
+    __slots__ = ("seq", "client", "loop", "future", "turn")
 
-    def __init__(self, seq: int, client: Client, not_after: float, loop: asyncio.AbstractEventLoop) -> None:
-        self.seq, self.client, self.not_after, self.loop = seq, client, not_after, loop
+    def __init__(self, seq: int, client: Client, loop: asyncio.AbstractEventLoop) -> None:
+        self.seq, self.client, self.loop = seq, client, loop
         self.future: asyncio.Future[None] = loop.create_future()
         self.turn: Turn | None = None
 
@@ -206,11 +244,12 @@ class FairPool:
         self._clients: OrderedDict[Hashable, Client] = OrderedDict()
         self._executor: ThreadPoolExecutor | None = None
 
-    def client(self, key: Hashable | None = None, limit: int = 2) -> Client:
+    def client(self, key: Hashable | None = None, limit: int = 2, *, slice_s: float = LIGHT_SLICE_S,
+               cpu_budget_s: float | None = None, excuse_waits: bool = False) -> Client:
         """The client named ``key`` (remembered, so its CPU and heaviness carry from unit to unit), or a client of
-        its own when ``key`` is ``None``."""
+        its own when ``key`` is ``None`` (see ``Client`` for the others)."""
         if key is None:
-            return Client(object(), limit)
+            return Client(object(), limit, slice_s, cpu_budget_s, excuse_waits)
         with self._lock:
             found = self._clients.get(key)
             if found is None:
@@ -228,10 +267,13 @@ class FairPool:
 
     async def run(self, client: Client, work: Callable[[Turn], T], not_after: float, *, heavy: bool = False) -> T:
         """``work(turn)`` in a worker thread once admitted; again as heavy when a light turn raises
-        ``SliceSpent``. ``QueryTimeout`` when no thread came by ``not_after`` (a ``time.monotonic()`` instant)."""
+        ``SliceSpent``. ``QueryTimeout`` when no thread came by ``not_after`` (a ``time.monotonic()`` instant;
+        ``math.inf``: wait as long as it takes)."""
         client.heavy = client.heavy or heavy
         while True:
+            waiting = time.monotonic()
             turn = await self._admitted(client, not_after)
+            client.waited_s += time.monotonic() - waiting
             try:
                 return await asyncio.wrap_future(self._pool().submit(self._in_thread, turn, work))
             except SliceSpent:
@@ -240,24 +282,22 @@ class FairPool:
     def _in_thread(self, turn: Turn, work: Callable[[Turn], T]) -> T:
         started = time.thread_time()
         try:
-            if not turn.begin():
-                raise QueryTimeout("the query waited past its deadline for its turn on the CPU (heavier queries "
-                                     "of this client and of others held it) and was stopped")
+            turn.begin()
             try:
                 return work(turn)
             finally:
                 turn.end()
         finally:
-            self._leave(turn, time.thread_time() - started)
+            self._leave(turn, time.thread_time() - started - turn.uncharged_s)
 
     async def _admitted(self, client: Client, not_after: float) -> Turn:
-        waiter = _Waiter(next(self._order), client, not_after, asyncio.get_running_loop())
+        waiter = _Waiter(next(self._order), client, asyncio.get_running_loop())
         with self._lock:
             client.waiting += 1
             self._waiting.append(waiter)
             self._admit()
         try:
-            await asyncio.wait_for(asyncio.shield(waiter.future), max(not_after - time.monotonic(), 0.0))
+            await asyncio.wait_for(asyncio.shield(waiter.future), _wait_s(not_after - time.monotonic()))
         except BaseException as exc:
             with self._lock:
                 if waiter.turn is None:
@@ -286,7 +326,7 @@ class FairPool:
             client.running += 1
             self.busy += 1
             self.heavy_busy += client.heavy
-            chosen.turn = Turn(client, client.heavy, chosen.not_after)
+            chosen.turn = Turn(client, client.heavy)
             chosen.loop.call_soon_threadsafe(_wake, chosen)
 
     def _leave(self, turn: Turn, cpu_s: float) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["QueryError", "QueryFailed", "QueryRefused", "QueryTimeout", "ResultTooLarge"]
+__all__ = ["QueryError", "QueryFailed", "QueryRefused", "QueryTimeout", "ResultOverLimits", "ResultTooLarge"]
 
 
 class QueryError(Exception):
@@ -33,3 +33,7 @@ class ResultTooLarge(QueryError):
     """The result has more rows or bytes than allowed, and the caller asked for all of it."""
 
     kind = "too_large"
+
+
+class ResultOverLimits(ResultTooLarge):
+    """More rows, or more bytes in all, than the caller's ``QueryLimits`` allow (each row within bounds)."""
