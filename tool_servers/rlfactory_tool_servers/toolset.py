@@ -19,8 +19,8 @@ give parameters other defaults with ``parameter_defaults``). A parameter annotat
 receives the episode the request's ``_meta`` names (``wire.EPISODE``), or its default when there is none, and the
 tool says in its own ``_meta`` that it keeps state per episode (``wire.EPISODE_STATE``). One annotated ``Caller``
 receives whom the call counts against, for a limit per caller: that episode, else the request's connection
-(``tool_signature.connection_of``); the tool says ``EPISODE_STATE`` too (a fair share is the episode's state). A tool answers its value as
-text: a string as it is, anything else as compact JSON.
+(``tool_signature.connection_of``); the tool says ``EPISODE_STATE`` too (a fair share is the episode's state). A tool
+answers its value as text: a string as it is, anything else as compact JSON.
 
 Every tool is published with its batched form ``NAME_batch`` (``batch_form``), which the toolbox merges concurrent
 calls into; ``@tool(batch="method")`` names a method that answers a whole list of calls at once (retrieval, say).
