@@ -219,10 +219,15 @@ class SqlExecutionReward(RewardModelBase):
             self._gold_cache[key] = result
         return result
 
-    def close(self) -> None:
-        """Stop the worker threads and close the connections."""
+    def release_idle(self) -> None:
+        """Give back the open files and worker threads while no env uses the reward (kept idle by the runtime's
+        shared parts); the next answer opens them again. The gold cache and the suites' index stay."""
         self.catalog.close()
         self.suites.close()
+
+    def close(self) -> None:
+        """Stop the worker threads and close the connections (``release_idle``: a later answer opens them again)."""
+        self.release_idle()
 
     def __repr__(self) -> str:
         return (f"SqlExecutionReward(databases={self.catalog.db_dir or len(self.catalog.ids)}, "
