@@ -20,7 +20,7 @@ travel in the same merged requests), ``tools_own_loop`` (on an event loop of the
 trainer worker would) and, on envs whose reward checks the generated test suites, ``quiet_suites`` and ``answers``
 (the answer-side mix). Goals: the honest tool step p99 and answer step p99 at most 2x quiet, no honest query left
 unrun, every hostile answer's check within its bound (its CPU budget ``query_timeout_s``; the wall clock it may take
-besides is ``answer_check.WALL_FACTOR`` times that from its first turn, waits included), the process's
+besides is ``answer_check.WALL_FACTOR`` times that, not counting its waits behind other heavy answers), the process's
 RSS under 1 GB. ``--no-batching`` sends one MCP request per call; ``--threads`` sets the SQL server's worker threads.
 
 In ``rlf bench`` (``bench_sql_hostile``): the rows of ``ROWS``; 64 honest envs, 32 hostile on the tool side and 48 on
@@ -216,8 +216,7 @@ def ratio_row(report: dict[str, Any], name: str, run_name: str, quiet: str, kind
 
 def answer_bound_row(report: dict[str, Any]) -> dict[str, Any]:
     """``sql_hostile_answer_bound``: the longest hostile answer step, PASS within the wall clock an answer's check may
-    take (``WALL_FACTOR`` times its CPU budget from its first turn, waits included; the step also holds the wait
-    for that first turn)."""
+    take (``WALL_FACTOR`` times its CPU budget; waits behind other heavy answers are not the answer's)."""
     from rlfactory_reward_models.sql.answer_check import WALL_FACTOR
 
     seconds, longest = report["seconds"], report["answers"]["hostile_answer_max_s"]

@@ -17,9 +17,9 @@ from rlfactory_tool_servers.sql.sandbox import statement_check
 from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog
 
 COUNT_BOOKS = "SELECT count(*) FROM books"
-SLOW_CTE = "(SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 600000) " \
+SLOW_CTE = "(SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 300000) " \
            "SELECT x FROM c))"
-SLOW_BUT_RIGHT = f"SELECT count(*) FROM books WHERE {SLOW_CTE} > 0"  # 0.15-0.3 s of CPU on each database
+SLOW_BUT_RIGHT = f"SELECT count(*) FROM books WHERE {SLOW_CTE} > 0"  # 0.1-0.2 s of CPU on each database
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c"
 
 

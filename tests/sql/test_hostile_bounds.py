@@ -102,19 +102,6 @@ async def test_waiting_for_a_thread_counts_against_the_deadline():
     pool.close()
 
 
-async def test_a_client_is_not_admitted_past_its_own_deadline():
-    pool, gate = FairPool(1, reserve=0), threading.Event()
-    held = await blocked(pool, pool.client("a"), gate)
-    answer = pool.client(limit=1)
-    answer.not_after = time.monotonic() + 0.2  # an answer's wall clock, set by its check once it first ran
-    with pytest.raises(QueryTimeout, match="waited past its deadline"):
-        await pool.run(answer, lambda turn: None, math.inf)
-    gate.set()
-    await held
-    assert pool.busy == 0
-    pool.close()
-
-
 async def test_heavy_units_keep_the_reserved_threads_free_for_light_ones():
     """Three quarters of the threads at most go to heavy clients: with every one of those held, a light client is
     admitted at once, a heavy one waits."""

@@ -5,9 +5,10 @@ and goes on from where it was when a light turn spends its slice (``SliceSpent``
 
 One deadline per answer, not per database: the answer's own work (the parse of its query, once, and its query on
 every database) may use ``timeout_s`` of CPU in all (``Client.cpu_budget_s``), whatever the load: a batch of
-thousands slows an answer down but does not change its reward. A wall clock bounds the rest, and the time a trainer
-waits for the answer: the check stops ``WALL_FACTOR`` times ``timeout_s`` after it first ran, whatever it waited for
-(a heavy answer among many hostile ones shares a fifth of a core with them and may not finish: it scores 0). Neither
+thousands, or hostile answers beside it, slows an answer down but does not change its reward. A wall clock bounds
+what uses no CPU (reads from the disk): the check stops ``WALL_FACTOR`` times ``timeout_s`` after it first ran, not
+counting the time it waited, once heavy, for the CPU behind other heavy answers or rested for light work
+(``Client.excuse_waits``: the baton goes round in order and each holder has a budget, so such waits end). Neither
 counts the time the task's databases are opened or built (once per database) or its gold results computed (once,
 then cached; those have ``gold_timeout_s`` in all, not per database). ``verify`` (no pool) has the wall clock alone,
 at ``timeout_s``.
@@ -73,13 +74,10 @@ class AnswerCheck:
     def heavy(self) -> bool:
         return max(len(self.predicted), len(self.gold_sql)) > LIGHT_SQL_CHARS
 
-    def deadline(self, turn: Turn | None = None) -> float:
-        """The wall-clock deadline, with the clock's stops so far; the answer's client is admitted no later."""
+    def deadline(self, turn: Turn | None) -> float:
+        """The wall-clock deadline, with the clock's stops so far (and the waits the answer's client excuses)."""
         assert self.started is not None
-        deadline = self.started + self.wall_s + self.paused_s
-        if turn is not None:
-            turn.client.not_after = deadline
-        return deadline
+        return self.started + self.wall_s + self.paused_s + (turn.client.excused() if turn is not None else 0.0)
 
     def run(self, turn: Turn | None) -> Reward:
         """The reward, going on from where the last turn stopped (``SliceSpent`` passes through)."""

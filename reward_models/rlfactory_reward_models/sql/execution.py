@@ -153,7 +153,8 @@ class SqlExecutionReward(RewardModelBase):
         check = AnswerCheck(self, db_id, gold_sql, extract_sql(item.answer))
         pool = self.catalog.pool
         try:
-            client = pool.client(limit=1, slice_s=ANSWER_SLICE_S, cpu_budget_s=self.limits.timeout_s)
+            client = pool.client(limit=1, slice_s=ANSWER_SLICE_S, cpu_budget_s=self.limits.timeout_s,
+                                 excuse_waits=True)
             return await pool.run(client, check.run, math.inf, heavy=check.heavy)
         except QueryError as exc:  # no worker in time
             return Reward(0.0, parts(0.0, 0.0, 1.0), f"{exc.kind}: {exc}")

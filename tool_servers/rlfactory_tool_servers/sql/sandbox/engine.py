@@ -16,8 +16,7 @@ Every connection of a ``ReadOnlyDatabase``:
 - counts the bytes of a result as Python holds them (``sys.getsizeof``: a short value is a 50-byte object, not its
   length, and a text with one 4-byte character holds 4 bytes for each of its characters), so ``max_bytes`` bounds
   the memory of wide results of small values and of wide characters too;
-- checks a deadline from a progress handler every ``PROGRESS_OPCODES`` virtual-machine steps
-  (``HEAVY_PROGRESS_OPCODES`` in a heavy turn, whose every check takes the GIL from light work), so a cartesian join
+- checks a deadline from a progress handler every ``PROGRESS_OPCODES`` virtual-machine steps, so a cartesian join
   or an endless recursive CTE stops in time; rows are fetched one at a time, the deadline and the byte limit checked
   after each, so neither is overshot by more than one row (at most ``MAX_ROW_BYTES`` for a model's query);
 - has a watchdog thread call ``Connection.interrupt()`` on a query still running ``INTERRUPT_GRACE_S`` after its
@@ -64,7 +63,6 @@ __all__ = ["QueryError", "QueryFailed", "QueryLimits", "QueryRefused", "QueryRes
            "ReadOnlyDatabase", "ResultOverLimits", "ResultTooLarge", "SliceSpent", "value_limit"]
 
 PROGRESS_OPCODES = 20_000  # ~0.1-1 ms of work between deadline checks
-HEAVY_PROGRESS_OPCODES = 200_000  # a heavy turn's query checks in 10x less often: each check takes the GIL
 MAX_VALUE_BYTES = 1_000_000  # Spider/BIRD values are far shorter; one row holds at most MAX_COLUMNS of them
 MAX_COLUMNS = 512  # in a result, a table or an index (BIRD's widest table has 115 columns)
 MAX_ROW_BYTES = 4_000_000  # the values of one row of a model's query, together
@@ -221,17 +219,24 @@ class _Deadline:
     says so (a light turn past its slice, a turn past its client's CPU budget; a heavy one rests first while light
     work runs)."""
 
-    __slots__ = ("at", "turn")
+    __slots__ = ("at", "turn", "excused_from")
 
     def __init__(self) -> None:
         self.at = math.inf
         self.turn: Turn | None = None
+        self.excused_from = 0.0
+
+    def until(self) -> float:
+        """``at``, moved on by the waits the turn's client excuses since the query started."""
+        turn = self.turn  # the watchdog's thread reads it while the query's thread may clear it
+        return self.at if turn is None else self.at + turn.client.excused() - self.excused_from
 
     def __call__(self) -> int:
-        if time.monotonic() > self.at:
+        until = self.until()
+        if time.monotonic() > until:
             return 1
         turn = self.turn
-        return 1 if turn is not None and turn.checkpoint(self.at) else 0
+        return 1 if turn is not None and turn.checkpoint(until) else 0
 
 
 class _Watchdog:
@@ -266,7 +271,7 @@ class _Watchdog:
                 if not self._watched:
                     self._wake.clear()
                 for conn, deadline in self._watched.values():
-                    if now > deadline.at + INTERRUPT_GRACE_S:
+                    if now > deadline.until() + INTERRUPT_GRACE_S:
                         conn.interrupt()
 
 
@@ -391,9 +396,8 @@ class ReadOnlyDatabase:
         entry = self._acquire()
         conn, deadline = entry
         deadline.at = at
+        deadline.excused_from = turn.client.excused() if turn is not None else 0.0
         deadline.turn = turn
-        if turn is not None and turn.heavy:
-            conn.set_progress_handler(deadline, HEAVY_PROGRESS_OPCODES)
         _watchdog.watch(conn, deadline)
         cursor = None
         narrowed = 0
@@ -412,8 +416,6 @@ class ReadOnlyDatabase:
             raise QueryFailed(f"{type(exc).__name__}: {exc}") from None
         finally:
             deadline.at = math.inf
-            if turn is not None and turn.heavy:
-                conn.set_progress_handler(deadline, PROGRESS_OPCODES)
             deadline.turn = None
             if cursor is not None:
                 try:
@@ -448,11 +450,11 @@ class ReadOnlyDatabase:
         size, over = 0, False
         turn = deadline.turn
         for row in cursor:  # one row at a time: a chunk of rows of 16 MB values would be gigabytes
-            if turn is not None and turn.checkpoint(deadline.at):  # making Python values is no SQLite step
+            if turn is not None and turn.checkpoint(deadline.until()):  # making Python values is no SQLite step
                 if turn.spent:
                     raise SliceSpent()
                 raise QueryTimeout(f"the query ran longer than {limits.timeout_s:g} s and was stopped")
-            if time.monotonic() > deadline.at:
+            if time.monotonic() > deadline.until():
                 raise QueryTimeout(f"the query ran longer than {limits.timeout_s:g} s and was stopped")
             row_size = _row_bytes(row)
             if len(rows) >= limits.max_rows or size + row_size > limits.max_bytes:

@@ -126,18 +126,23 @@ HEAVY_BATON = _Baton(HEAVY_RUNNERS)
 class Client:
     """Whose work a unit is: an episode of the tools, an answer of the reward. ``limit``: its units at once;
     ``slice_s``: the CPU of one light turn; ``cpu_budget_s``: the CPU all its units may use (``None``: no budget);
-    ``not_after``: a ``time.monotonic()`` instant past which none of its units is admitted (its work may set it
-    once it knows its deadline)."""
+    ``excuse_waits``: its deadlines move on by the time it waits for a worker, or in a heavy turn for the baton or
+    while resting for light work (``waited_s``), so others' load never times it out (its CPU budget bounds it)."""
 
-    __slots__ = ("key", "limit", "slice_s", "cpu_budget_s", "not_after", "running", "waiting", "cpu_s", "heavy")
+    __slots__ = ("key", "limit", "slice_s", "cpu_budget_s", "excuse_waits", "running", "waiting", "cpu_s",
+                 "waited_s", "heavy")
 
     def __init__(self, key: Hashable, limit: int, slice_s: float = LIGHT_SLICE_S,
-                 cpu_budget_s: float | None = None) -> None:
-        self.key, self.limit, self.slice_s, self.cpu_budget_s = key, limit, slice_s, cpu_budget_s
-        self.not_after = math.inf
+                 cpu_budget_s: float | None = None, excuse_waits: bool = False) -> None:
+        self.key, self.limit, self.slice_s = key, limit, slice_s
+        self.cpu_budget_s, self.excuse_waits = cpu_budget_s, excuse_waits
         self.running = self.waiting = 0
-        self.cpu_s = 0.0
+        self.cpu_s = self.waited_s = 0.0
         self.heavy = False
+
+    def excused(self) -> float:
+        """Seconds its deadlines have moved on by (see ``excuse_waits``)."""
+        return self.waited_s if self.excuse_waits else 0.0
 
 
 class Turn:
@@ -187,7 +192,8 @@ class Turn:
         """Whether the work must stop now: past the client's CPU budget (``over_budget``), a light turn past its
         slice (``spent``), a heavy one past ``until`` (its query's deadline, a ``time.monotonic()`` instant). A
         heavy turn runs only holding the baton: it takes it here; after each quantum it rests while light work runs
-        (still holding it, so no other heavy turn runs instead), then hands it over when others wait."""
+        (still holding it, so no other heavy turn runs instead), then hands it over when others wait. A client that
+        excuses waits (``Client.excuse_waits``) waits here as long as it takes (the baton goes round in order)."""
         cpu = time.thread_time()
         if cpu > self._budget_until:
             self.over_budget = True
@@ -196,7 +202,7 @@ class Turn:
             self.spent = cpu > self._slice_until
             return self.spent
         started = time.monotonic()
-        limit = until - started  # how long it may wait here
+        limit = math.inf if self.client.excuse_waits else until - started  # how long it may wait here
         if self._holding and started - self._holding > HEAVY_QUANTUM_S:
             if LIGHT.running:
                 LIGHT.wait_idle(min(REST_S, limit))
@@ -208,7 +214,8 @@ class Turn:
         taken = bool(self._holding) or HEAVY_BATON.acquire(limit - (time.monotonic() - started))
         now = time.monotonic()
         self._holding = self._holding or (now if taken else 0.0)
-        return not taken or now > until
+        self.client.waited_s += now - started
+        return not taken or now > until + (now - started if self.client.excuse_waits else 0.0)
 
 
 class _Waiter:
@@ -238,11 +245,11 @@ class FairPool:
         self._executor: ThreadPoolExecutor | None = None
 
     def client(self, key: Hashable | None = None, limit: int = 2, *, slice_s: float = LIGHT_SLICE_S,
-               cpu_budget_s: float | None = None) -> Client:
+               cpu_budget_s: float | None = None, excuse_waits: bool = False) -> Client:
         """The client named ``key`` (remembered, so its CPU and heaviness carry from unit to unit), or a client of
         its own when ``key`` is ``None`` (see ``Client`` for the others)."""
         if key is None:
-            return Client(object(), limit, slice_s, cpu_budget_s)
+            return Client(object(), limit, slice_s, cpu_budget_s, excuse_waits)
         with self._lock:
             found = self._clients.get(key)
             if found is None:
@@ -264,7 +271,9 @@ class FairPool:
         ``math.inf``: wait as long as it takes)."""
         client.heavy = client.heavy or heavy
         while True:
-            turn = await self._admitted(client, min(not_after, client.not_after))
+            waiting = time.monotonic()
+            turn = await self._admitted(client, not_after)
+            client.waited_s += time.monotonic() - waiting
             try:
                 return await asyncio.wrap_future(self._pool().submit(self._in_thread, turn, work))
             except SliceSpent:
