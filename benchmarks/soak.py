@@ -28,6 +28,10 @@ and last quarter; the slope is a least-squares fit per 1,000 episodes):
   at most 1 / ``--throughput-ratio`` times the first (steadier than wall time on a shared machine).
 - ``failed``: no episode failed (an error from a tool server, the env or the policy).
 
+Then every env closes, and ``--cycles`` envs are made and closed one at a time (``benchmarks/soak_cycles.py``):
+files and child processes back to where they were before any env (``*_after_close``, ``cycle_*``), and RSS over
+the cycles within ``--rss-growth``.
+
 Output: the JSON report (``--out``: every window's sample, the checks and the verdict), a table with a sparkline
 of each series, and with ``--plot`` a PNG of the curves (matplotlib, when importable) or else a CSV of the series at
 that path with a ``.csv`` suffix. Exit status 0 when every check passes, 1 otherwise.
@@ -38,15 +42,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import csv
-import gc
 import json
 import math
-import os
 import re
-import resource
 import statistics
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -61,6 +61,9 @@ from rlfactory_envs.kernel.tool_call import ToolCall
 from rlfactory_envs.rollout.policy import Policy
 # run_rollouts' own batch step; run_rollouts itself makes and closes its envs per call, where a soak keeps them
 from rlfactory_envs.rollout.runner import run_episodes
+
+from benchmarks.process_sample import cpu_so_far, sample_process
+from benchmarks.soak_cycles import close_checks, make_close_cycles
 
 FLAT_SERIES = ("other_fds", "threads", "os_threads", "children")
 GROWTH_SERIES = ("rss_bytes", "children_rss_bytes")
@@ -138,87 +141,6 @@ def lane_sizes(concurrency: int, lanes: int) -> list[int]:
     return [share + (i < extra) for i in range(lanes)]
 
 
-# -- what a window samples -----------------------------------------------------------------------------------
-
-def rss_bytes(pid: int | str = "self") -> int:
-    try:
-        with open(f"/proc/{pid}/statm") as statm:
-            return int(statm.read().split()[1]) * resource.getpagesize()
-    except (OSError, IndexError, ValueError):  # the process exited between the scan and the read
-        return 0
-
-
-def open_fds() -> tuple[int, int]:
-    """Descriptors on regular files, and the others (pipes, sockets, event and epoll descriptors, devices)."""
-    files = other = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:  # closed since the listing (the listing's own descriptor among them)
-            continue
-        if target.startswith("/") and not target.startswith("/dev/"):
-            files += 1
-        else:
-            other += 1
-    return files, other
-
-
-def os_threads() -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("Threads:"):
-                return int(line.split()[1])
-    return 0
-
-
-def child_pids() -> list[int]:
-    """Our child processes, zombies included (an unreaped server is a leak too)."""
-    try:
-        import psutil
-    except ModuleNotFoundError:
-        return _proc_children(os.getpid())
-    return [child.pid for child in psutil.Process().children(recursive=False)]
-
-
-def _proc_children(parent: int) -> list[int]:
-    children = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
-        except (OSError, IndexError):
-            continue
-        if int(fields[1]) == parent:
-            children.append(int(entry))
-    return children
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU seconds of a process so far (0 when it has exited)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def cpu_so_far() -> float:
-    """CPU seconds of this process and of its live children."""
-    return time.process_time() + sum(cpu_seconds(pid) for pid in child_pids())
-
-
-def sample_process() -> dict[str, int]:
-    gc.collect()
-    children = child_pids()
-    file_fds, other_fds = open_fds()
-    return {"rss_bytes": rss_bytes(), "fds": file_fds + other_fds, "file_fds": file_fds, "other_fds": other_fds,
-            "threads": threading.active_count(), "os_threads": os_threads(), "children": len(children),
-            "children_rss_bytes": sum(rss_bytes(pid) for pid in children), "gc_objects": len(gc.get_objects())}
-
-
 # -- the soak ------------------------------------------------------------------------------------------------
 
 async def run_window(lanes: Sequence[Lane]) -> dict[str, Any]:
@@ -233,8 +155,10 @@ async def run_window(lanes: Sequence[Lane]) -> dict[str, Any]:
 
 
 async def soak(episodes: int, concurrency: int, lane_specs: Sequence[LaneSpec] = LANES,
-               progress: bool = False) -> list[dict[str, Any]]:
-    """Every window's sample (``window``, cumulative ``total_episodes``, the window's numbers, the process's)."""
+               progress: bool = False) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """The process's sample before any env, every window's sample (``window``, cumulative ``total_episodes``, the
+    window's numbers, the process's), and the process's sample once every env closed."""
+    before = sample_process()
     lanes = [Lane(spec, size) for spec, size in zip(lane_specs, lane_sizes(concurrency, len(lane_specs)))
              if size > 0]
     samples: list[dict[str, Any]] = []
@@ -250,7 +174,7 @@ async def soak(episodes: int, concurrency: int, lane_specs: Sequence[LaneSpec] =
     finally:
         for lane in lanes:
             lane.close()
-    return samples
+    return before, samples, sample_process()
 
 
 def _progress_line(s: dict[str, Any]) -> str:
@@ -324,7 +248,7 @@ def format_table(rows: Sequence[dict[str, Any]], samples: Sequence[dict[str, Any
     header = ("series", "first quarter", "last quarter", "last/first", "slope /1k ep", "bound", "result", "curve")
     lines = [header]
     for r in rows:
-        curve = sparkline([s[r["name"]] for s in samples])
+        curve = sparkline(r["values"] if "values" in r else [s[r["name"]] for s in samples])
         lines.append((r["name"], _number(r["name"], r["first"]), _number(r["name"], r["last"]),
                       "-" if r["ratio"] is None else f"{r['ratio']:.3f}",
                       _number(r["name"], r["slope_per_1k_episodes"], "+"), r["bound"], "PASS" if r["pass"] else "FAIL",
@@ -362,9 +286,10 @@ def write_curves(samples: Sequence[dict[str, Any]], path: Path) -> Path:
 
 
 def report(args: argparse.Namespace, samples: list[dict[str, Any]], rows: list[dict[str, Any]],
-           wall_s: float) -> dict[str, Any]:
+           wall_s: float, closing: dict[str, Any]) -> dict[str, Any]:
     total = samples[-1]["total_episodes"]
     return {"episodes": total, "concurrency": args.concurrency, "windows": len(samples), "warmup": args.warmup,
+            "cycles": args.cycles, **closing,
             "lanes": [{"name": spec.name, "env_id": spec.env_id, "kwargs": spec.kwargs, "envs": size}
                       for spec, size in zip(LANES, lane_sizes(args.concurrency, len(LANES)))],
             "wall_s": wall_s, "episodes_per_s": total / sum(s["seconds"] for s in samples),
@@ -376,7 +301,7 @@ def bench_soak(context: BenchContext) -> tuple[list[dict[str, Any]], list[str]]:
     """``rlf bench --only soak``: one row (episodes/s, PASS when every check passes) and a note per check; 10,000
     episodes at concurrency 256 (600 at 64 with ``--quick``). One run whatever ``context.repeats``: a soak is long;
     each lane on its embedded sample whatever ``context.data_dir``."""
-    argv = ["--episodes", "600", "--concurrency", "64"] if context.quick else []
+    argv = ["--episodes", "600", "--concurrency", "64", "--cycles", "70"] if context.quick else []
     args = parse_args([*argv, "--out", "bench_results/soak.json"])
     result = run(args)
     wall = result["wall_s"]
@@ -400,6 +325,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         help="descriptors on files the last quarter may hold beyond the first's (bounded pools)")
     parser.add_argument("--throughput-ratio", type=float, default=0.7,
                         help="episodes/s of the last quarter at least this times the first's")
+    parser.add_argument("--cycles", type=int, default=450,
+                        help="make/close cycles after every env closed, one env at a time (default 450; see "
+                             "benchmarks/soak_cycles.py)")
     parser.add_argument("--out", default="bench_results/soak.json", help="JSON report")
     parser.add_argument("--plot", default=None, help="PNG of the curves (a CSV of the series without matplotlib)")
     parser.add_argument("--progress", action="store_true", help="a line per window on stderr")
@@ -415,9 +343,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """The soak with ``args``; writes the JSON (and the curves) and returns the report."""
     started = time.perf_counter()
-    samples = asyncio.run(soak(args.episodes, args.concurrency, progress=args.progress))
-    rows = checks(samples, args.warmup, args.rss_growth, args.throughput_ratio, args.file_fd_slack)
-    result = report(args, samples, rows, time.perf_counter() - started)
+    before, samples, closed = asyncio.run(soak(args.episodes, args.concurrency, progress=args.progress))
+    cycles = asyncio.run(make_close_cycles(args.cycles, LANES, Lane, args.progress))
+    rows = checks(samples, args.warmup, args.rss_growth, args.throughput_ratio, args.file_fd_slack) + \
+        close_checks(before, closed, cycles, args.rss_growth, quarter_medians)
+    closing = {"before_envs": before, "after_close": closed, "cycle_samples": cycles}
+    result = report(args, samples, rows, time.perf_counter() - started, closing)
     if args.plot:
         result["curves"] = str(write_curves(samples, Path(args.plot)))
     out = Path(args.out)

@@ -68,10 +68,13 @@ def test_quick_sql_hostile_bench_reports_the_ratios_and_the_memory(tmp_path):
     out = tmp_path / "b.json"
     assert main(["--quick", "--only", "sql_hostile", "--out", str(out)]) == 0
     rows = {r["name"]: r for r in json.loads(out.read_text(encoding="utf-8"))["results"]}
-    assert set(rows) == {"sql_hostile_same_loop", "sql_hostile_own_loop", "sql_hostile_peak_rss"}
+    assert set(rows) == {"sql_hostile_tools_same_loop", "sql_hostile_tools_own_loop", "sql_hostile_answers",
+                         "sql_hostile_answer_bound", "sql_hostile_peak_rss"}
     assert all(rows[name]["value"] > 0 and rows[name]["hostile_calls"] > 0
-               for name in ("sql_hostile_same_loop", "sql_hostile_own_loop"))
-    assert rows["sql_hostile_peak_rss"]["value"] > 0  # the bound itself: tests/sql/test_hostile_bounds.py
+               for name in ("sql_hostile_tools_same_loop", "sql_hostile_tools_own_loop"))
+    assert rows["sql_hostile_answers"]["value"] > 0 and rows["sql_hostile_answers"]["hostile_episodes"] > 0
+    assert rows["sql_hostile_answer_bound"]["n"] > 0 and rows["sql_hostile_peak_rss"]["value"] > 0
+    # the bounds themselves: tests/sql/test_hostile_bounds.py, tests/sql/test_answer_bounds.py
 
 
 def test_quick_paths_bench_puts_each_path_beside_its_goal_and_the_plain_sdk(tmp_path, capsys):
@@ -92,4 +95,3 @@ def test_quick_paths_bench_puts_each_path_beside_its_goal_and_the_plain_sdk(tmp_
     assert report["machine"]["cores"] >= 1 and report["machine"]["cpu"]
     printed = capsys.readouterr().out
     assert printed.startswith("machine: ") and "plain MCP SDK" in printed
-

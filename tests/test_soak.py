@@ -1,7 +1,9 @@
 """The soak (``benchmarks/soak.py``) at CI size: 600 episodes across every lane at concurrency 64, real stdio server
-subprocesses included. Descriptors other than files, threads and child processes are exactly flat after warm-up;
-RSS, file descriptors (bounded SQLite pools) and CPU per episode within loose bounds. Wall-clock throughput is
-reported but not asserted: on a loaded 2-core machine it measures the neighbours."""
+subprocesses included, then every env closed and 28 envs made and closed one at a time. Descriptors other than files,
+threads and child processes are exactly flat after warm-up; RSS, file descriptors (bounded SQLite pools) and CPU per
+episode within loose bounds; once every env is closed, and after every round of make/close cycles, no file and no
+child process more than before the first env. Wall-clock throughput is reported but not asserted: on a loaded
+2-core machine it measures the neighbours."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pytest
 
 from benchmarks.soak import LANES, checks, lane_sizes, main, quarter_medians, slope_per_1k, sparkline
 
-EPISODES, CONCURRENCY, WARMUP = 600, 64, 2
+EPISODES, CONCURRENCY, WARMUP, CYCLES = 600, 64, 2, 28
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +21,7 @@ def soak_report(tmp_path_factory):
     folder = tmp_path_factory.mktemp("soak")
     out, plot = folder / "soak.json", folder / "soak.png"
     status = main(["--episodes", str(EPISODES), "--concurrency", str(CONCURRENCY), "--warmup", str(WARMUP),
-                   "--out", str(out), "--plot", str(plot)])
+                   "--cycles", str(CYCLES), "--out", str(out), "--plot", str(plot)])
     report = json.loads(out.read_text(encoding="utf-8"))
     return status, report, folder
 
@@ -59,7 +61,8 @@ def test_report_lists_every_check_and_writes_the_curves(soak_report):
     status, report, folder = soak_report
     by_name = {r["name"]: r for r in report["checks"]}
     assert set(by_name) == {"rss_bytes", "children_rss_bytes", "file_fds", "other_fds", "threads", "os_threads",
-                            "children", "episodes_per_s", "cpu_ms_per_episode", "failed"}
+                            "children", "episodes_per_s", "cpu_ms_per_episode", "failed", "file_fds_after_close",
+                            "children_after_close", "cycle_file_fds", "cycle_children", "cycle_rss_bytes"}
     assert status == (0 if report["pass"] else 1) and report["pass"] == all(r["pass"] for r in report["checks"])
     assert by_name["failed"]["ratio"] == 1.0 and by_name["children"]["slope_per_1k_episodes"] == 0.0
     curves = [path for path in folder.iterdir() if path.suffix in (".png", ".csv")]
@@ -67,6 +70,18 @@ def test_report_lists_every_check_and_writes_the_curves(soak_report):
     if curves[0].suffix == ".csv":
         lines = curves[0].read_text(encoding="utf-8").splitlines()
         assert lines[0].startswith("window,total_episodes") and len(lines) == len(report["samples"]) + 1
+
+
+def test_closing_every_env_gives_back_its_files_and_cycles_leave_nothing(soak_report):
+    """The SQL reward's idle pools held 42-47 files open after every env had closed; now a runtime's idle parts give
+    theirs back."""
+    _, report, _ = soak_report
+    before, closed = report["before_envs"], report["after_close"]
+    assert closed["file_fds"] <= before["file_fds"] and closed["children"] == before["children"] == 0
+    assert [s["cycle"] for s in report["cycle_samples"]] == [7, 14, 21, 28]
+    assert all(s["file_fds"] <= before["file_fds"] and s["children"] == 0 for s in report["cycle_samples"])
+    first, last = quarter_medians([s["rss_bytes"] for s in report["cycle_samples"]])
+    assert last <= 1.15 * first
 
 
 def test_checks_fail_a_leak_and_a_slowdown():

@@ -15,7 +15,10 @@ item, or ``--reward-parts``), a part an item lacks as 0.0. ``reasons`` (ignored 
 is what it is when that is not obvious.
 
 Item ``i``: ``labels[i]`` is the data row's label as ``prepare_data --trainer openrlhf`` writes it (``{"env_id",
-"env_kwargs", "task"}``); its ``env_id`` must be the served env's. The response is what ``query[i]`` adds after
+"env_kwargs", "task"}``); its ``env_id`` must be the served env's, and its task one of the served env's tasks, field
+for field (``task_id`` and all): a label is data a client sends, and a task carries what the reward runs (an SQL
+task's gold query), so a task the server does not hold is refused unless it is started with ``--trust-labels``
+(then such a task is scored, under the reward's own bounds). The response is what ``query[i]`` adds after
 ``prompts[i]``; it is scored as ``rlfactory_adapters.offline_score.ascore_response`` scores it (the last model
 turn, the env's parser, the env's reward model), on one env built from ``--env``, ``--env-kwargs`` and ``--set``
 (a label's ``env_kwargs`` are never used to build anything: a label that names others is logged once).
@@ -23,10 +26,17 @@ turn, the env's parser, the env's reward model), on one env built from ``--env``
 the low end of the reward's range, with the reason; a model's output never makes an error answer.
 
 A bad request is a 4xx with ``{"error": "..."}``: 400 (not JSON, a key missing, lists of different lengths, a
-value of the wrong type, a bad label, a label of another env, a query that does not start with its prompt), 413
-(over ``--max-request-bytes``, ``--max-items`` or ``--max-query-chars``), 503 (over ``--max-requests`` requests
-at once; OpenRLHF retries), 404 and 405. ``GET /`` describes the server. Items are scored at most
-``--max-concurrency`` at a time over all requests.
+value of the wrong type, a bad label, a label of another env or a task the server does not hold, a query that does
+not start with its prompt), 401 (no ``Authorization: Bearer TOKEN`` with ``--auth-token``'s token, when the server
+has one; the scheme's name in any letter case), 413 (over ``--max-request-bytes``, ``--max-items`` or
+``--max-query-chars``), 503 (over ``--max-requests`` requests at once; OpenRLHF retries), 404 and 405. ``GET /``
+describes the server. Items are scored at most ``--max-concurrency`` at a time over all requests, shared fairly
+among clients (``fair_shares``: the client holding the fewest slots goes next, so one trainer's big request does
+not starve another's), each within ``--score-timeout-s``.
+
+A shared service: the server binds to 127.0.0.1 unless ``--host`` says otherwise, and says loudly at start when it
+listens beyond loopback without a token (``--auth-token``, or ``RLF_REWARD_AUTH_TOKEN``); OpenRLHF sends no
+header of its own, so a token needs a proxy or a trainer that sets it (see ``docs/deployment.md``).
 """
 
 from __future__ import annotations
@@ -37,8 +47,7 @@ import json
 import logging
 import math
 import sys
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -49,20 +58,23 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rlfactory_adapters.episode_label import EpisodeLabel
+from rlfactory_adapters.reward_http import RequestError, RequestLog, decode, error_response, read_body
+from rlfactory_adapters.fair_shares import FairShares
 from rlfactory_adapters.offline_score import ascore_answer, final_answer
 from rlfactory_envs.command_errors import DEBUG_HELP, run_command
 from rlfactory_envs.command_options import env_kwargs_from_options, positive_float, positive_int
 from rlfactory_envs.env_spec import make_env, resolve
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_reward_models.base import Reward
+from rlfactory_tool_servers.http_guard import BearerTokenGuard, auth_token, is_loopback
 from rlfactory_tool_servers.launch import LOG_FORMAT, LOG_LEVELS, AnnouncingServer, http_url
 
 logger = logging.getLogger("rlfactory_adapters.reward_server")
 
 KEYS = ("query", "prompts", "labels")
+TOKEN_VARIABLE = "RLF_REWARD_AUTH_TOKEN"
 ANSWERED = "answered"
 MIB = 1024 * 1024
 
@@ -81,15 +93,6 @@ class Limits:
     score_timeout_s: float = 60.0
 
 
-class RequestError(Exception):
-    """A request the server refuses: the status and what is wrong, for ``{"error": ...}``."""
-
-    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None):
-        super().__init__(message)
-        self.status = status
-        self.headers = dict(headers or {})
-
-
 @dataclass(frozen=True)
 class Item:
     task: dict[str, Any]
@@ -101,7 +104,7 @@ class RewardService:
     tool servers are never started)."""
 
     def __init__(self, env: ToolEnv, env_id: str, env_kwargs: Mapping[str, Any] | None = None,
-                 limits: Limits | None = None, reward_parts: Sequence[str] | None = None):
+                 limits: Limits | None = None, reward_parts: Sequence[str] | None = None, trust_labels: bool = False):
         self.env = env
         self.env_id = env_id
         self.env_kwargs = dict(env_kwargs or {})
@@ -110,7 +113,8 @@ class RewardService:
         self._parts: tuple[str, ...] | None = None if reward_parts is None else \
             tuple(dict.fromkeys(p for p in reward_parts if p != ANSWERED))
         self._parts_lock = asyncio.Lock()
-        self._slots = asyncio.Semaphore(self.limits.max_concurrency)
+        self.trust_labels = trust_labels
+        self._shares = FairShares(self.limits.max_concurrency)
         self._in_flight = 0
         self._logged_kwargs: set[str] = set()
         self._logged_parts: set[str] = set()
@@ -158,11 +162,23 @@ class RewardService:
             raise RequestError(400, f"labels[{i}] is a task of {parsed.env_id}, but this server scores "
                                     f"{self.env_id}; serve that env's reward with --env {parsed.env_id}")
         try:
-            self.env.task_from_dict(parsed.task)
+            task = self.env.task_from_dict(parsed.task)
         except Exception as exc:  # noqa: BLE001 - whatever a family's task builder raises on a bad task
             raise RequestError(400, f"labels[{i}]: its task is not a task of {self.env_id} ({exc})") from None
+        if not self.trust_labels and not self._holds(task):
+            raise RequestError(400, f"labels[{i}]: its task (task_id {str(getattr(task, 'task_id', None))[:80]!r}) "
+                                    f"is not one of this server's {self.env_id} tasks, or differs from it: the server "
+                                    "scores the tasks of its own data (--set data_path=... for other data); start it "
+                                    "with --trust-labels to score the tasks labels bring")
         self._note_kwargs(parsed.env_kwargs)
         return Item(parsed.task, query[len(prompt):])
+
+    def _holds(self, task: Any) -> bool:
+        """Whether ``task`` is one of the served env's tasks, every field equal."""
+        try:
+            return self.env.runtime.tasks.by_id(str(getattr(task, "task_id", ""))) == task
+        except KeyError:
+            return False
 
     def _note_kwargs(self, env_kwargs: Mapping[str, Any]) -> None:
         """Say once per set of kwargs that a label names env kwargs other than the served env's."""
@@ -178,11 +194,11 @@ class RewardService:
 
     # -- scoring ---------------------------------------------------------------------------------------------
 
-    async def score(self, items: Sequence[Item]) -> dict[str, Any]:
-        """The answer to a request of ``items``: rewards, scores, extra_logs (every key a list aligned with the
-        items) and reasons."""
+    async def score(self, items: Sequence[Item], client: Hashable = "local") -> dict[str, Any]:
+        """The answer to a request of ``items`` from ``client`` (its address): rewards, scores, extra_logs (every key
+        a list aligned with the items) and reasons."""
         parts = await self.part_names(items[0].task if items else None)
-        results = await asyncio.gather(*(self._score_one(item) for item in items))
+        results = await asyncio.gather(*(self._score_one(item, client) for item in items))
         rewards = [reward.value for reward, _, _ in results]
         extra_logs = {name: [_finite(reward.parts.get(name, 0.0)) for reward, _, _ in results] for name in parts}
         extra_logs[ANSWERED] = [1.0 if answered else 0.0 for _, answered, _ in results]
@@ -205,9 +221,9 @@ class RewardService:
                     logger.info("extra_logs keys: %s", ", ".join([*self._parts, ANSWERED]))
         return self._parts or ()
 
-    async def _score_one(self, item: Item) -> tuple[Reward, bool, bool]:
+    async def _score_one(self, item: Item, client: Hashable) -> tuple[Reward, bool, bool]:
         """The item's reward, whether an answer was parsed, and whether the reward failed."""
-        async with self._slots:
+        async with self._shares.slot(client):
             return await self._reward(item.task, item.response)
 
     async def _reward(self, task: Mapping[str, Any], response: str) -> tuple[Reward, bool, bool]:
@@ -246,7 +262,7 @@ class RewardService:
                 "answer": "{\"rewards\": [float], \"scores\": [float], \"extra_logs\": {key: [float]}, "
                           "\"reasons\": [str | null]}",
                 "extra_logs": None if self._parts is None else [*self._parts, ANSWERED],
-                "limits": asdict(self.limits)}
+                "trust_labels": self.trust_labels, "limits": asdict(self.limits)}
 
     # -- HTTP ------------------------------------------------------------------------------------------------
 
@@ -255,14 +271,15 @@ class RewardService:
         if request.method in ("GET", "HEAD"):  # only / takes them
             return JSONResponse(self.describe())
         if self._in_flight >= self.limits.max_requests:
-            return _error(RequestError(503, f"{self._in_flight} requests in flight, the limit (--max-requests); "
-                                            "try again", {"Retry-After": "1"}), request)
+            busy = RequestError(503, f"{self._in_flight} requests in flight, the limit (--max-requests); try again",
+                                {"Retry-After": "1"})
+            return error_response(busy, request)
         self._in_flight += 1
         try:
-            items = self.items(_decode(await _body(request, self.limits.max_request_bytes)))
-            answer = await self.score(items)
+            items = self.items(decode(await read_body(request, self.limits.max_request_bytes)))
+            answer = await self.score(items, request.client.host if request.client else "local")
         except RequestError as exc:
-            return _error(exc, request)
+            return error_response(exc, request)
         finally:
             self._in_flight -= 1
         rewards = answer["rewards"]
@@ -278,68 +295,12 @@ def build_app(service: RewardService) -> Starlette:
         message = {404: f"no such path {request.url.path}; POST to / or /get_reward",
                    405: f"{request.method} is not allowed here; POST to / or /get_reward"}.get(exc.status_code,
                                                                                                exc.detail)
-        return _error(RequestError(exc.status_code, message, exc.headers), request)
+        return error_response(RequestError(exc.status_code, message, exc.headers), request)
 
     routes = [Route("/", service.handle, methods=["GET", "POST"]),
               Route("/get_reward", service.handle, methods=["POST"])]
     return Starlette(routes=routes, exception_handlers={HTTPException: http_error},
                      middleware=[Middleware(RequestLog)])
-
-
-class RequestLog:
-    """One ``INFO`` line per request when it is answered: method, path, status, time, and what the handler noted
-    (the items and mean reward, or the error)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not logger.isEnabledFor(logging.INFO):
-            await self.app(scope, receive, send)
-            return
-        started, status = time.perf_counter(), [0]
-
-        async def sending(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                status[0] = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, sending)
-        finally:
-            detail = scope.get("state", {}).get("log_detail")
-            logger.info("%s %s %s %.1f ms%s", scope["method"], scope["path"], status[0] or "-",
-                        (time.perf_counter() - started) * 1000, f": {detail}" if detail else "")
-
-
-def _error(exc: RequestError, request: Request) -> JSONResponse:
-    request.state.log_detail = str(exc)
-    return JSONResponse({"error": str(exc)}, status_code=exc.status, headers=exc.headers)
-
-
-async def _body(request: Request, limit: int) -> bytes:
-    """The request body, read up to ``limit`` bytes; ``RequestError`` (413) past it."""
-    too_big = f"the body is over the limit of {limit} bytes (--max-request-bytes)"
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        if not declared.strip().isdigit():
-            raise RequestError(400, f"Content-Length is not a number: {declared[:40]!r}")
-        if int(declared) > limit:
-            raise RequestError(413, too_big)
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise RequestError(413, too_big)
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _decode(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON (ValueError both), or nested too deep
-        raise RequestError(400, f"the body is not JSON ({' '.join(str(exc).split())[:200]})") from None
 
 
 def _json_type(value: Any) -> str:
@@ -377,6 +338,12 @@ def options_parser(prog: str) -> argparse.ArgumentParser:
                         help="the reward parts every answer reports in extra_logs (default: those the reward gives a "
                              "response without an answer, learned from the first request)")
     parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1, loopback only)")
+    parser.add_argument("--auth-token", default=None,
+                        help=f"require Authorization: Bearer TOKEN on every request, else 401 (default: "
+                             f"${TOKEN_VARIABLE} if set)")
+    parser.add_argument("--trust-labels", action="store_true",
+                        help="score tasks the labels bring that are not the served env's own (by default such a "
+                             "label is a 400: its task carries what the reward runs, such as an SQL gold query)")
     parser.add_argument("--port", type=int, metavar="PORT", default=5000,
                         help="port (default 5000, OpenRLHF's serve_rm's; 0 picks a free one)")
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="warning",
@@ -416,8 +383,14 @@ def serve(args: argparse.Namespace, prog: str) -> int:
     logging.basicConfig(level=args.log_level.upper(), format=LOG_FORMAT, stream=sys.stderr, force=True)
     env = make_env(env_id, **env_kwargs)
     try:
-        service = RewardService(env, env_id, env_kwargs, limits, parts)
-        config = uvicorn.Config(build_app(service), host=args.host, port=args.port, log_level=args.log_level,
+        service = RewardService(env, env_id, env_kwargs, limits, parts, trust_labels=args.trust_labels)
+        token = auth_token(args.auth_token, TOKEN_VARIABLE)
+        app: Any = build_app(service) if token is None else BearerTokenGuard(build_app(service), token)
+        if token is None and not is_loopback(args.host) and args.log_level != "error":
+            print(f"{prog}: WARNING: listening on {args.host} with no --auth-token: anyone who can reach this port "
+                  f"can have rewards computed (and a label's task run). Set --auth-token (or ${TOKEN_VARIABLE}), or "
+                  "bind to 127.0.0.1 behind a proxy that adds it.", file=sys.stderr, flush=True)
+        config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
                                 log_config=None, access_log=args.log_level == "debug", lifespan="off")
 
         def announce(port: int) -> None:

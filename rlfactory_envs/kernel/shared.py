@@ -4,8 +4,10 @@ are made of (a task set, a toolbox, a reward model).
 Each part is built once per key (what it is built from: a data file's version, a server config, settings) and
 lent to every holder that asks for the same key; ``release`` gives a loan back. A part with no holder left is
 closed at once when it holds processes or connections (a toolbox: its servers exit), or kept among the last
-``MAX_IDLE`` idle parts when it is only memory that is slow to make again (a task set, a reward's test suites),
-and closed when pushed out. A thousand envs of one id and settings hold one runtime; runtimes that differ
+``MAX_IDLE`` idle parts when it is mostly memory that is slow to make again (a task set, a reward's test suites and
+gold results), and closed when pushed out. A part kept idle that also holds what the system counts (open files,
+threads: the SQL reward's connection pools and workers) gives them back at once through its ``release_idle`` method,
+and takes them again when next used: closing every env releases its files. A thousand envs of one id and settings hold one runtime; runtimes that differ
 only in a turn limit still share one task set and one toolbox.
 """
 
@@ -86,6 +88,7 @@ class SharedParts:
             else:
                 self._idle[key] = None
                 closing = [self._entries.pop(old).value for old in self._pushed_out()]
+                release_idle(entry.value)  # under the lock: no new holder takes it meanwhile
         for value in closing:
             close_part(value)
 
@@ -101,6 +104,17 @@ class SharedParts:
         with self._lock:
             entry = self._entries.get(key)
             return entry.holders if entry is not None else 0
+
+
+def release_idle(value: Any) -> None:
+    """Have an idle part give back its files and threads, if it can (``release_idle``); best effort, as
+    ``close_part``."""
+    release = getattr(value, "release_idle", None)
+    if callable(release):
+        try:
+            release()
+        except Exception:  # noqa: BLE001 - best effort, see close_part
+            pass
 
 
 def close_part(value: Any) -> None:

@@ -1,26 +1,30 @@
-"""``rlf bench --only sql_hostile``: hostile NL2SQL trajectories beside honest ones: do the honest ones slow down,
-does the process grow?
+"""``rlf bench --only sql_hostile``: hostile NL2SQL trajectories beside honest ones, on the tool side and on the answer
+side: do the honest ones slow down, are their queries run, is each hostile answer bounded, does the process grow?
 
-Run alone: ``python -m rlfactory_envs.sql.hostile_bench [--data-dir DIR] [--seconds 20] [--honest 64] [--hostile 8]
-[--out report.json]``. ``rlf/NL2SQL-Spider-v0`` envs (the Spider dev databases of the reference data in
-``--data-dir``, ``spider/dev.json``; the embedded sample without it) share one in-process SQL server and one
-reward, each episode's calls kept apart by the episode id in their requests' ``_meta``. Every env runs as its own
-coroutine, as trainers step samples:
+Run alone: ``python -m rlfactory_envs.sql.hostile_bench [--data-dir DIR] [--seconds 20] [--honest 64]
+[--hostile-tools 32] [--hostile-answers 48] [--out report.json]``. ``rlf/NL2SQL-Spider-v0`` envs (the Spider dev
+databases of the reference data in ``--data-dir``, ``spider/dev.json``; the embedded sample without it) share one
+in-process SQL server and one reward, each episode's calls kept apart by the episode id in their requests'
+``_meta``. Every env runs as its own coroutine, as trainers step samples:
 
-- honest: reset, one ``run_query`` of the task's gold query, then the gold query as the answer (the reward);
-- hostile: reset, one response of 8 ``run_query`` calls of the worst queries below, then one of them as the
-  answer (the reward path runs it too).
+- honest: reset, one ``run_query`` of the task's gold query (a tool step), then the gold query as the answer (an
+  answer step);
+- hostile on the tool side (``HOSTILE_QUERIES``): reset, one response of 8 ``run_query`` calls of the worst queries
+  (wide rows, cartesian and endless recursive CTEs, megabyte ``printf``), then one of them as the answer;
+- hostile on the answer side (``hostile_answers``): reset, then at once an answer that is an endless CTE, a slow
+  query with the gold result, 99,999 rows of wide characters, a 64 KB expression or a 10,000-item ``IN``, checked on
+  every database of the task's test suite.
 
-It reports the honest step latencies (p50, p99; tool steps and answer steps apart) of a quiet run (honest envs
-alone) and of two hostile runs, their p99 ratio to the quiet one (the goal: within 2x), and the process's peak RSS
-(the goal: under 1 GB). ``hostile_same_loop``: the hostile envs step on the honest ones' event loop, so the toolbox
-hands their calls over in the same group as the honest ones (and merges them into the same batched requests);
-``hostile_own_loop``: on an event loop of their own in another thread, as another trainer worker would.
-``--no-batching`` sends one MCP request per call; ``--threads`` sets the SQL server's worker threads.
+Runs: ``quiet`` (honest alone), ``tools_same_loop`` (the tool-side mix on the honest envs' event loop, so their calls
+travel in the same merged requests), ``tools_own_loop`` (on an event loop of their own in another thread, as another
+trainer worker would) and, on envs whose reward checks the generated test suites, ``quiet_suites`` and ``answers``
+(the answer-side mix). Goals: the honest tool step p99 and answer step p99 at most 2x quiet, no honest query left
+unrun, every hostile answer's check within its bound (its CPU budget ``query_timeout_s``; the wall clock it may take
+besides is ``answer_check.WALL_FACTOR`` times that, not counting its waits behind other heavy answers), the process's
+RSS under 1 GB. ``--no-batching`` sends one MCP request per call; ``--threads`` sets the SQL server's worker threads.
 
-In ``rlf bench`` (``bench_sql_hostile``): a row per hostile run, ``sql_hostile_same_loop`` and
-``sql_hostile_own_loop`` (the honest p99 over the quiet one's, PASS within 2x), and ``sql_hostile_peak_rss`` (PASS
-under 1 GB); 64 honest and 8 hostile envs for 20 s a run (16 and 4 for 5 s with ``--quick``), one repeat.
+In ``rlf bench`` (``bench_sql_hostile``): the rows of ``ROWS``; 64 honest envs, 32 hostile on the tool side and 48 on
+the answer side, 20 s a run (16, 8 and 12 for 5 s with ``--quick``), one repeat.
 """
 
 from __future__ import annotations
@@ -49,6 +53,18 @@ HOSTILE_QUERIES = (
     "SELECT group_concat(hex(zeroblob(499999))) FROM sqlite_master a, sqlite_master b",
     "SELECT printf('%.*c', 999999, 'x'), printf('%.*c', 999999, 'y'), printf('%.*c', 999999, 'z')",
 )
+SLOW = ("(SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 3000000) "
+        "SELECT x FROM c)) > 0")
+
+
+def hostile_answers(gold: str) -> tuple[str, ...]:
+    """The answer-side attacks for a task whose gold query is ``gold``."""
+    return (HOSTILE_QUERIES[2],
+            f"SELECT * FROM ({gold}) WHERE {SLOW}",  # the gold result, after seconds of work on each database
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 99999) "
+            "SELECT x, char(128512) || hex(zeroblob(300)) FROM c",
+            "SELECT " + " + ".join(["1"] * 21_000),
+            f"SELECT * FROM ({gold}) WHERE 1 NOT IN ({', '.join(map(str, range(2, 10_002)))})")
 
 
 def tool_call(sql: str) -> str:
@@ -66,51 +82,72 @@ def current_rss_mb() -> float:
     return 0.0
 
 
-def make_envs(n: int, data_path: str | None, batching: bool, threads: int | None) -> list[Any]:
+def make_envs(n: int, data_path: str | None, batching: bool, threads: int | None, test_suite: str = "off") -> list[Any]:
     from rlfactory_envs.sql.env import SqlEnv, sql_server_config
 
     db_dir = str(sql_db_dir(data_path))
     server_args = ["--threads", str(threads)] if threads else []
     config = sql_server_config(db_dir, tuning={"batching": batching}, server_args=server_args)
-    return [SqlEnv(data_path=data_path, tool_servers=config, max_turns=4,
-                   test_suite="off") for _ in range(n)]
+    return [SqlEnv(data_path=data_path, tool_servers=config, max_turns=4, test_suite=test_suite) for _ in range(n)]
 
 
-async def honest_loop(env: Any, seed: int, stop_at: float, latencies: dict[str, list[float]]) -> None:
+class Tally:
+    """What one run records: honest step latencies by kind, honest tool errors, hostile counts and answer times."""
+
+    def __init__(self) -> None:
+        self.latencies: dict[str, list[float]] = {"tool": [], "answer": []}
+        self.honest_errors = 0
+        self.hostile = {"calls": 0, "refused": 0, "episodes": 0}
+        self.hostile_answer_s: list[float] = []
+
+
+async def honest_loop(env: Any, seed: int, stop_at: float, tally: Tally) -> None:
     while time.monotonic() < stop_at:
         _, info = await env.areset(seed=seed)
         gold = info["task"]["gold_sql"]
         for kind, action in (("tool", tool_call(gold)), ("answer", f"<answer>{gold}</answer>")):
             started = time.monotonic()
-            await env.astep(action)
-            latencies[kind].append(time.monotonic() - started)
+            _, _, _, _, step = await env.astep(action)
+            tally.latencies[kind].append(time.monotonic() - started)
+            tally.honest_errors += sum(1 for result in step.get("tool_results", ()) if result["is_error"])
         seed += 1
 
 
-async def hostile_loop(env: Any, seed: int, stop_at: float, counts: dict[str, int]) -> None:
+async def hostile_tool_loop(env: Any, seed: int, stop_at: float, tally: Tally) -> None:
     response = "".join(tool_call(sql) for sql in HOSTILE_QUERIES)
     while time.monotonic() < stop_at:
         await env.areset(seed=seed)
         _, _, _, _, info = await env.astep(response)
-        counts["calls"] += len(info.get("tool_results", ()))
-        counts["refused"] += sum(1 for result in info.get("tool_results", ()) if result["is_error"])
+        tally.hostile["calls"] += len(info.get("tool_results", ()))
+        tally.hostile["refused"] += sum(1 for result in info.get("tool_results", ()) if result["is_error"])
         await env.astep(f"<answer>{HOSTILE_QUERIES[seed % len(HOSTILE_QUERIES)]}</answer>")
-        counts["episodes"] += 1
+        tally.hostile["episodes"] += 1
         seed += 1
 
 
-async def hostile_in_thread(hostile: list[Any], stop_at: float, counts: dict[str, int]) -> None:
-    """The hostile loops on an event loop of their own, in another thread (another worker of the trainer)."""
+async def hostile_answer_loop(env: Any, seed: int, stop_at: float, tally: Tally) -> None:
+    while time.monotonic() < stop_at:
+        _, info = await env.areset(seed=seed)
+        attacks = hostile_answers(info["task"]["gold_sql"])
+        started = time.monotonic()
+        await env.astep(f"<answer>{attacks[seed % len(attacks)]}</answer>")
+        tally.hostile_answer_s.append(time.monotonic() - started)
+        tally.hostile["episodes"] += 1
+        seed += 1
 
-    async def loops() -> None:
-        await asyncio.gather(*(hostile_loop(env, i, stop_at, counts) for i, env in enumerate(hostile)))
 
-    await asyncio.to_thread(asyncio.run, loops())
+async def in_own_loop(loops: list[Any]) -> None:
+    """``loops`` (coroutines) on an event loop of their own, in another thread (another worker of the trainer)."""
+    async def together() -> None:
+        await asyncio.gather(*loops)
+
+    await asyncio.to_thread(asyncio.run, together())
 
 
-async def run(honest: list[Any], hostile: list[Any], seconds: float, same_loop: bool = True) -> dict[str, Any]:
-    latencies: dict[str, list[float]] = {"tool": [], "answer": []}
-    counts = {"calls": 0, "refused": 0, "episodes": 0}
+async def run(honest: list[Any], hostile: list[Any], seconds: float, loop: Any = hostile_tool_loop,
+              own_loop: bool = False) -> dict[str, Any]:
+    """One run: ``honest`` envs in ``honest_loop``, ``hostile`` ones in ``loop``, for ``seconds``."""
+    tally = Tally()
     stop_at = time.monotonic() + seconds
     rss_samples: list[float] = []
 
@@ -119,14 +156,15 @@ async def run(honest: list[Any], hostile: list[Any], seconds: float, same_loop: 
             rss_samples.append(current_rss_mb())
             await asyncio.sleep(0.2)
 
-    hostile_work = ([hostile_loop(env, i, stop_at, counts) for i, env in enumerate(hostile)] if same_loop
-                    else [hostile_in_thread(hostile, stop_at, counts)])
-    await asyncio.gather(sample_rss(), *hostile_work,
-                         *(honest_loop(env, i * 1000, stop_at, latencies) for i, env in enumerate(honest)))
-    every = latencies["tool"] + latencies["answer"]
-    return {"honest_steps": len(every), **percentiles("", every), **percentiles("tool_", latencies["tool"]),
-            **percentiles("answer_", latencies["answer"]), "hostile": counts,
-            "max_rss_mb": max(rss_samples, default=0.0)}
+    hostile_work = [loop(env, i, stop_at, tally) for i, env in enumerate(hostile)]
+    await asyncio.gather(sample_rss(), *([in_own_loop(hostile_work)] if own_loop and hostile else hostile_work),
+                         *(honest_loop(env, i * 1000, stop_at, tally) for i, env in enumerate(honest)))
+    every = tally.latencies["tool"] + tally.latencies["answer"]
+    return {"honest_steps": len(every), **percentiles("", every), **percentiles("tool_", tally.latencies["tool"]),
+            **percentiles("answer_", tally.latencies["answer"]), "honest_tool_errors": tally.honest_errors,
+            "honest_tool_calls": len(tally.latencies["tool"]), "hostile": tally.hostile,
+            "hostile_answer_max_s": max(tally.hostile_answer_s, default=0.0),
+            "hostile_answers": len(tally.hostile_answer_s), "max_rss_mb": max(rss_samples, default=0.0)}
 
 
 def percentiles(prefix: str, latencies: list[float]) -> dict[str, float]:
@@ -135,68 +173,102 @@ def percentiles(prefix: str, latencies: list[float]) -> dict[str, float]:
             f"{prefix}p99_s": ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]}
 
 
-async def bench(n_honest: int, n_hostile: int, seconds: float, data_path: str | None,
+async def bench(n_honest: int, n_tools: int, n_answers: int, seconds: float, data_path: str | None,
                 batching: bool, threads: int | None = None) -> dict[str, Any]:
-    envs = make_envs(n_honest + n_hostile, data_path, batching, threads)
+    """Every run of the module docstring, on one set of envs per reward setting."""
+    plain = make_envs(n_honest + n_tools, data_path, batching, threads)
+    suites = make_envs(n_honest + n_answers, data_path, batching, threads, test_suite="generate")
+    runs: dict[str, Any] = {}
+    timeout_s = float(plain[0].runtime.settings.serving.query_timeout_s)
     try:
-        await run(envs[:4], [], 2.0)  # warm-up: server start, imports, gold caches
-        quiet = await run(envs[:n_honest], [], seconds)
-        same_loop = await run(envs[:n_honest], envs[n_honest:], seconds)
-        own_loop = await run(envs[:n_honest], envs[n_honest:], seconds, same_loop=False)
+        await run(plain[:4], [], 2.0)  # warm-up: server start, imports, gold caches
+        runs["quiet"] = await run(plain[:n_honest], [], seconds)
+        runs["tools_same_loop"] = await run(plain[:n_honest], plain[n_honest:], seconds)
+        runs["tools_own_loop"] = await run(plain[:n_honest], plain[n_honest:], seconds, own_loop=True)
+        await run(suites[:n_honest], [], min(seconds, 5.0))  # warm-up: test suites built or read, gold cached
+        runs["quiet_suites"] = await run(suites[:n_honest], [], seconds)
+        runs["answers"] = await run(suites[:n_honest], suites[n_honest:], seconds, loop=hostile_answer_loop)
     finally:
-        for env in envs:
+        for env in plain + suites:
             env.close()
     return {"data": data_path or "embedded sample", "batching": batching, "threads": threads, "honest": n_honest,
-            "hostile": n_hostile, "seconds": seconds, "quiet": quiet, "hostile_same_loop": same_loop,
-            "hostile_own_loop": own_loop,
-            "p99_ratio_same_loop": same_loop["p99_s"] / quiet["p99_s"],
-            "p99_ratio_own_loop": own_loop["p99_s"] / quiet["p99_s"], "peak_rss_mb": peak_rss_mb()}
+            "hostile_tools": n_tools, "hostile_answers": n_answers, "seconds": seconds, "timeout_s": timeout_s,
+            **runs, "peak_rss_mb": peak_rss_mb()}
 
 
 P99_RATIO_TARGET = 2.0
 RSS_TARGET_MB = 1024
 
 
-def hostile_run_row(report: dict[str, Any], run_name: str) -> dict[str, Any]:
-    """The row of the hostile run ``run_name`` of ``report``: the honest p99 over the quiet one's, PASS within 2x."""
-    ratio = report[f"p99_ratio_{run_name.removeprefix('hostile_')}"]
-    seconds = report["seconds"]
-    return {"name": f"sql_{run_name}", "n": report["honest"] + report["hostile"], "seconds": [seconds],
-            "median_s": seconds, "min_s": seconds, "metric": "honest p99 / quiet p99", "value": ratio,
-            "target": f"<= {P99_RATIO_TARGET:g}x", "pass": ratio <= P99_RATIO_TARGET,
-            "honest_p99_s": report[run_name]["p99_s"], "quiet_p99_s": report["quiet"]["p99_s"],
-            "hostile_calls": report[run_name]["hostile"]["calls"]}
+def ratio_row(report: dict[str, Any], name: str, run_name: str, quiet: str, kind: str) -> dict[str, Any]:
+    """A row: the honest ``kind`` step's p99 in ``run_name`` over ``quiet``'s, PASS within 2x (and, for tool steps,
+    no honest query left unrun)."""
+    hostile, baseline, seconds = report[run_name], report[quiet], report["seconds"]
+    ratio = hostile[f"{kind}_p99_s"] / baseline[f"{kind}_p99_s"]
+    unrun = hostile["honest_tool_errors"] / max(hostile["honest_tool_calls"], 1)
+    return {"name": name, "n": report["honest"], "seconds": [seconds], "median_s": seconds, "min_s": seconds,
+            "metric": f"honest {kind} step p99 / quiet p99", "value": ratio, "target": f"<= {P99_RATIO_TARGET:g}x",
+            "pass": ratio <= P99_RATIO_TARGET and (kind != "tool" or unrun == 0),
+            f"honest_{kind}_p50_s": hostile[f"{kind}_p50_s"], f"honest_{kind}_p99_s": hostile[f"{kind}_p99_s"],
+            f"quiet_{kind}_p99_s": baseline[f"{kind}_p99_s"], "honest_queries_not_run": unrun,
+            "hostile_calls": hostile["hostile"]["calls"], "hostile_episodes": hostile["hostile"]["episodes"]}
+
+
+def answer_bound_row(report: dict[str, Any]) -> dict[str, Any]:
+    """``sql_hostile_answer_bound``: the longest hostile answer step, PASS within the wall clock an answer's check may
+    take (``WALL_FACTOR`` times its CPU budget; waits behind other heavy answers are not the answer's)."""
+    from rlfactory_reward_models.sql.answer_check import WALL_FACTOR
+
+    seconds, longest = report["seconds"], report["answers"]["hostile_answer_max_s"]
+    bound = WALL_FACTOR * report["timeout_s"]
+    return {"name": "sql_hostile_answer_bound", "n": report["answers"]["hostile_answers"], "seconds": [seconds],
+            "median_s": seconds, "min_s": seconds, "metric": "longest hostile answer step (s)", "value": longest,
+            "target": f"<= {bound:g} s", "pass": 0 < longest <= bound, "cpu_budget_s": report["timeout_s"]}
 
 
 def peak_rss_row(report: dict[str, Any]) -> dict[str, Any]:
-    """``sql_hostile_peak_rss``: the highest RSS sampled during the three runs, PASS under 1 GB. Sampled, because
-    the process's own peak (``ru_maxrss``) also holds whatever ran before (a test session)."""
-    peak = max(report[run_name]["max_rss_mb"] for run_name in ("quiet", "hostile_same_loop", "hostile_own_loop"))
-    seconds = 3 * report["seconds"]
-    return {"name": "sql_hostile_peak_rss", "n": report["honest"] + report["hostile"], "seconds": [seconds],
-            "median_s": seconds, "min_s": seconds, "metric": "MB", "value": peak,
-            "target": f"< {RSS_TARGET_MB} MB", "pass": peak < RSS_TARGET_MB,
-            "process_peak_rss_mb": report["peak_rss_mb"]}
+    """``sql_hostile_peak_rss``: the highest RSS sampled during the runs, PASS under 1 GB. Sampled, because the
+    process's own peak (``ru_maxrss``) also holds whatever ran before (a test session)."""
+    peak = max(report[name]["max_rss_mb"] for name in RUNS)
+    seconds = len(RUNS) * report["seconds"]
+    return {"name": "sql_hostile_peak_rss", "n": report["honest"], "seconds": [seconds], "median_s": seconds,
+            "min_s": seconds, "metric": "MB", "value": peak, "target": f"< {RSS_TARGET_MB} MB",
+            "pass": peak < RSS_TARGET_MB, "process_peak_rss_mb": report["peak_rss_mb"]}
+
+
+RUNS = ("quiet", "tools_same_loop", "tools_own_loop", "quiet_suites", "answers")
+ROWS = ("sql_hostile_tools_same_loop", "sql_hostile_tools_own_loop", "sql_hostile_answers",
+        "sql_hostile_answer_bound", "sql_hostile_peak_rss")
+
+
+def rows_of(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of ``ROWS``."""
+    return [ratio_row(report, "sql_hostile_tools_same_loop", "tools_same_loop", "quiet", "tool"),
+            ratio_row(report, "sql_hostile_tools_own_loop", "tools_own_loop", "quiet", "tool"),
+            ratio_row(report, "sql_hostile_answers", "answers", "quiet_suites", "answer"),
+            answer_bound_row(report), peak_rss_row(report)]
 
 
 def bench_sql_hostile(context: BenchContext) -> tuple[list[dict[str, Any]], list[str]]:
-    """``rlf bench --only sql_hostile``: the rows of the module docstring. One repeat whatever
-    ``context.repeats``: each run is already many steps."""
-    honest, hostile, seconds = (16, 4, 5.0) if context.quick else (64, 8, 20.0)
-    report = asyncio.run(bench(honest, hostile, seconds, spider_dev(context), batching=True))
-    rows = [hostile_run_row(report, "hostile_same_loop"), hostile_run_row(report, "hostile_own_loop"),
-            peak_rss_row(report)]
-    notes = [f"sql_hostile: {report['data']}; quiet p99 {report['quiet']['p99_s']:.3f} s, hostile on the same loop "
-             f"{report['hostile_same_loop']['p99_s']:.3f} s, on their own {report['hostile_own_loop']['p99_s']:.3f} s"]
-    return rows, notes
+    """``rlf bench --only sql_hostile``: the rows of ``ROWS``. One repeat whatever ``context.repeats``: each run is
+    already many steps."""
+    honest, tools, answers, seconds = (16, 8, 12, 5.0) if context.quick else (64, 32, 48, 20.0)
+    report = asyncio.run(bench(honest, tools, answers, seconds, spider_dev(context), batching=True))
+    notes = [f"sql_hostile: {report['data']}; honest tool step p99 {report['quiet']['tool_p99_s']:.3f} s quiet, "
+             f"{report['tools_same_loop']['tool_p99_s']:.3f} s beside {tools} hostile envs on the same loop, "
+             f"{report['tools_own_loop']['tool_p99_s']:.3f} s on their own; honest answer step p99 "
+             f"{report['quiet_suites']['answer_p99_s']:.3f} s quiet, {report['answers']['answer_p99_s']:.3f} s beside "
+             f"{answers} hostile answers"]
+    return rows_of(report), notes
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rlfactory_envs.sql.hostile_bench",
                                      description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=20.0, help="length of the quiet and the hostile run")
+    parser.add_argument("--seconds", type=float, default=20.0, help="length of each run")
     parser.add_argument("--honest", type=int, default=64)
-    parser.add_argument("--hostile", type=int, default=8)
+    parser.add_argument("--hostile-tools", type=int, default=32)
+    parser.add_argument("--hostile-answers", type=int, default=48)
     parser.add_argument("--data-dir", type=Path, help="the reference data folder, read for spider/dev.json (default: "
                         "none, the embedded sample)")
     parser.add_argument("--no-batching", action="store_true", help="one MCP request per call (no merging)")
@@ -204,8 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write the report as JSON here too")
     options = parser.parse_args(argv)
     data_path = spider_dev(BenchContext(data_dir=options.data_dir))
-    report = asyncio.run(bench(options.honest, options.hostile, options.seconds, data_path,
-                                 not options.no_batching, options.threads))
+    report = asyncio.run(bench(options.honest, options.hostile_tools, options.hostile_answers, options.seconds,
+                               data_path, not options.no_batching, options.threads))
+    report["rows"] = rows_of(report)
     text = json.dumps(report, indent=2)
     print(text)
     if options.out:

@@ -495,7 +495,7 @@ def test_a_real_phone_refuses_templates_it_cannot_set_up_and_a_second_episode_at
 
     import rlfactory_envs  # noqa: F401
     from rlfactory_envs.kernel.errors import ConfigError
-    from rlfactory_tool_servers.android.sessions import DeviceStore, RealPhone
+    from rlfactory_tool_servers.android.sessions import DeviceStore, RealPhone, short_hash
 
     with pytest.raises(ConfigError, match="'ContactsAddContact' cannot run with backend='adb'"):
         gym.make("rlf/Android-v0", backend="adb", serial=SERIAL, templates=["ContactsAddContact"])
@@ -504,7 +504,8 @@ def test_a_real_phone_refuses_templates_it_cannot_set_up_and_a_second_episode_at
     with pytest.raises(DeviceError, match="cannot run on a real phone"):
         store.open("a", "ContactsAddContact", 0, None, "t3a")
     store.open("a", "SystemBluetoothTurnOn", 0, None, "t3a")
-    with pytest.raises(DeviceError, match="in use by episode 'a'"):
+    with pytest.raises(DeviceError, match="in use by another episode") as refused:
         store.open("b", "SystemBluetoothTurnOn", 0, None, "t3a")
+    assert f"#{short_hash('a')})" in str(refused.value) and "'a'" not in str(refused.value)
     store.close("a")
     store.open("b", "SystemBluetoothTurnOn", 0, None, "t3a")

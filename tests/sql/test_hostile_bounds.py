@@ -1,12 +1,15 @@
 """A hostile query cannot take the process's memory or the workers: a row of 512 one-megabyte blobs is refused
-before it is built, a session runs at most two queries at once, the deadline counts the wait for a worker, and a
-query past its deadline is interrupted even where the progress handler does not run."""
+before it is built, a caller runs at most two queries at once, a query that outgrows a light CPU slice goes on as
+heavy and leaves threads and the CPU to light ones, the deadline counts the wait for a worker, and a query past its
+deadline is interrupted even where the progress handler does not run."""
 
 from __future__ import annotations
 
 import asyncio
+import math
 import resource
 import sys
+import threading
 import time
 
 import pytest
@@ -16,8 +19,10 @@ from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
 from rlfactory_reward_models.sql.execution import SqlExecutionReward
 from rlfactory_tool_servers.sql.server import SqlLimits, SqlTools, create_server
 from rlfactory_tool_servers.sql.sandbox import engine
-from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog, FairSlots
+from mcp.server.mcpserver.exceptions import ToolError
+from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog
 from rlfactory_tool_servers.sql.sandbox.engine import QueryTimeout, ReadOnlyDatabase, ResultTooLarge
+from rlfactory_tool_servers.sql.sandbox.fair_pool import FairPool, SliceSpent, Turn
 
 WIDE_BLOBS = "SELECT " + ", ".join(["zeroblob(999999)"] * 512)
 CARTESIAN = "SELECT count(*) FROM sales a, sales b, sales c, sales d, sales e, sales f"
@@ -67,32 +72,100 @@ def test_the_value_limit_shrinks_with_the_column_count():
     assert engine.value_limit(512) * 512 <= max(engine.MAX_ROW_BYTES, 512 * engine.MIN_VALUE_BYTES)
 
 
-async def test_a_session_runs_at_most_two_queries_and_others_go_first():
-    slots = FairSlots(total=3, per_session=2)
-    far = time.monotonic() + 60
-    held = [slots.slot("hostile", far) for _ in range(3)]
-    await held[0].__aenter__()
-    await held[1].__aenter__()
-    third = asyncio.ensure_future(held[2].__aenter__())
+async def blocked(pool: FairPool, client, gate: threading.Event, not_after: float = math.inf):
+    """A unit of ``client`` that holds its thread until ``gate`` opens; the task running it."""
+    task = asyncio.ensure_future(pool.run(client, lambda turn: gate.wait(30), not_after))
     await asyncio.sleep(0.05)
-    assert not third.done() and slots.running == {"hostile": 2}  # queued, though a thread is free
-    async with slots.slot("honest", far):
-        assert slots.running == {"hostile": 2, "honest": 1}
-    await held[0].__aexit__(None, None, None)
-    await asyncio.wait_for(third, 5)
-    assert slots.running == {"hostile": 2}
-    await held[1].__aexit__(None, None, None)
-    await held[2].__aexit__(None, None, None)
-    assert slots.running == {}
+    return task
 
 
-async def test_waiting_for_a_slot_counts_against_the_deadline():
-    slots = FairSlots(total=1, per_session=1)
-    async with slots.slot("a", time.monotonic() + 60):
-        with pytest.raises(QueryTimeout, match="waited past its deadline"):
-            async with slots.slot("b", time.monotonic() + 0.2):
-                pass
-    assert slots.running == {}
+async def test_a_client_runs_at_most_its_limit_and_others_go_first():
+    pool = FairPool(3, reserve=0)
+    hostile, gate = pool.client("hostile", 2), threading.Event()
+    held = [await blocked(pool, hostile, gate) for _ in range(3)]
+    assert not held[2].done() and hostile.running == 2 and hostile.waiting == 1  # queued, though a thread is free
+    assert await pool.run(pool.client("honest"), lambda turn: "answered", time.monotonic() + 5) == "answered"
+    gate.set()
+    assert await asyncio.gather(*held) == [True] * 3
+    assert (pool.busy, hostile.running, hostile.waiting) == (0, 0, 0)
+    pool.close()
+
+
+async def test_waiting_for_a_thread_counts_against_the_deadline():
+    pool, gate = FairPool(1, reserve=0), threading.Event()
+    held = await blocked(pool, pool.client("a"), gate)
+    with pytest.raises(QueryTimeout, match="waited past its deadline"):
+        await pool.run(pool.client("b"), lambda turn: None, time.monotonic() + 0.2)
+    gate.set()
+    await held
+    assert pool.busy == 0
+    pool.close()
+
+
+async def test_heavy_units_keep_the_reserved_threads_free_for_light_ones():
+    """Three quarters of the threads at most go to heavy clients: with every one of those held, a light client is
+    admitted at once, a heavy one waits."""
+    pool, gate = FairPool(4), threading.Event()
+    heavy = pool.client("heavy", 8)
+    heavy.heavy = True  # as a spent slice makes it
+    held = [await blocked(pool, heavy, gate) for _ in range(4)]
+    assert (pool.heavy_busy, heavy.waiting) == (3, 1)
+    started = time.monotonic()
+    assert await pool.run(pool.client("light"), lambda turn: turn.heavy, time.monotonic() + 5) is False
+    assert time.monotonic() - started < 0.5
+    gate.set()
+    await asyncio.gather(*held)
+    pool.close()
+
+
+def test_a_light_turn_stops_past_its_cpu_slice_and_a_heavy_one_at_its_deadline():
+    db, pool = sample_database(), FairPool(2)
+    light = Turn(pool.client(), False)
+    light.begin()
+    try:
+        with pytest.raises(SliceSpent):
+            db.execute(CARTESIAN, engine.QueryLimits(timeout_s=30), turn=light)
+    finally:
+        light.end()
+    heavy = Turn(pool.client(), True)
+    heavy.begin()
+    try:
+        assert db.execute("SELECT count(*) FROM sales", turn=heavy).rows[0][0] > 0
+        started = time.monotonic()
+        with pytest.raises(QueryTimeout):
+            db.execute(CARTESIAN, engine.QueryLimits(timeout_s=0.3), turn=heavy)
+        assert time.monotonic() - started < 1.0
+    finally:
+        heavy.end()
+
+
+async def test_a_query_that_spends_its_slice_goes_on_as_heavy_and_gives_its_answer():
+    catalog = DatabaseCatalog(SAMPLE_DB_DIR, threads=2)
+    tools = SqlTools(catalog, SqlLimits(timeout_s=20))
+    slow = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 3000000) "
+            "SELECT count(*) FROM c")  # about 0.3 s of CPU: over a light slice
+    assert (await tools.run_query("bookshop", slow, "slow")).splitlines()[1] == "3000000"
+    assert catalog.pool.client("slow").heavy and not catalog.pool.client("quick").heavy
+    catalog.close()
+
+
+async def test_honest_queries_are_answered_at_once_beside_many_hostile_callers():
+    """More hostile callers than threads, each with two endless queries: before the fair pool their queries held
+    every thread until their deadline and an honest query waited for it (or was never run)."""
+    catalog = DatabaseCatalog(SAMPLE_DB_DIR, threads=8)
+    tools = SqlTools(catalog, SqlLimits(timeout_s=3.0))
+    hostile = [asyncio.ensure_future(tools.run_query("bookshop", ENDLESS, f"hostile-{i}"))
+               for i in range(8) for _ in range(2)]
+    await asyncio.sleep(0.3)  # every hostile query has spent its slice and runs (or waits) as heavy
+    took = []
+    for i in range(10):
+        started = time.monotonic()
+        assert (await tools.run_query("bookshop", "SELECT count(*) FROM sales", f"honest-{i}")).splitlines()[1]
+        took.append(time.monotonic() - started)
+    assert max(took) < 0.5, took
+    outcomes = await asyncio.gather(*hostile, return_exceptions=True)
+    assert all(isinstance(outcome, ToolError) for outcome in outcomes)
+    catalog.close()
 
 
 async def test_the_third_query_of_a_session_waits_on_the_real_server():
@@ -100,7 +173,7 @@ async def test_the_third_query_of_a_session_waits_on_the_real_server():
     hostile = [service.run_query("bookshop", CARTESIAN, "hostile") for _ in range(3)]
     outcomes = await asyncio.gather(*hostile, return_exceptions=True)
     messages = [str(outcome) for outcome in outcomes]
-    assert sum("waited past its deadline" in message for message in messages) == 1, messages
+    assert sum("was not run" in message for message in messages) == 1, messages
     assert sum("ran longer than 1 s" in message for message in messages) == 2, messages
 
 
@@ -114,16 +187,8 @@ def test_a_query_past_its_deadline_is_interrupted_without_the_progress_handler(m
 
 
 def test_a_query_queued_past_its_deadline_is_not_run():
-    with pytest.raises(QueryTimeout, match="waited longer than its deadline"):
+    with pytest.raises(QueryTimeout, match="deadline passed before the query could start"):
         sample_database().execute("SELECT 1", not_after=time.monotonic() - 1)
-
-
-def test_a_query_that_yields_the_cpu_still_answers_and_still_stops():
-    db = sample_database()
-    yielding = engine.QueryLimits(timeout_s=0.5, yield_after_s=0.0)
-    assert db.execute("SELECT count(*) FROM sales", yielding).rows == db.execute("SELECT count(*) FROM sales").rows
-    with pytest.raises(QueryTimeout):
-        db.execute(CARTESIAN, yielding)
 
 
 def test_the_env_sends_its_episode_in_meta_and_the_model_never_sees_it():

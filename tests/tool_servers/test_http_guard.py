@@ -29,8 +29,10 @@ def sleep_once(url: str, headers: dict[str, str] | None = None) -> str:
 
 def test_a_token_is_required_and_sent_from_the_entrys_headers():
     with http_tool_server("rlfactory_tool_servers.sleep", "--auth-token", "s3cret") as url:
-        assert "slept" in sleep_once(url, {"Authorization": "Bearer s3cret"})
-        for headers in (None, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret"}):
+        for scheme in ("Bearer", "bearer", "BEARER"):  # the scheme's name is case-insensitive (RFC 9110)
+            assert "slept" in sleep_once(url, {"Authorization": f"{scheme} s3cret"})
+        for headers in (None, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret"},
+                        {"Authorization": "Basic s3cret"}, {"Authorization": "Bearers3cret"}):
             with pytest.raises((TransportError, ConfigError), match=r"HTTP 401.*Authorization.*Bearer <token>"):
                 sleep_once(url, headers)
         refused = httpx.post(url, json=INITIALIZE, headers=HEADERS)

@@ -30,7 +30,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from rlfactory_tool_servers import wire
 from rlfactory_tool_servers.batch_runs import ElementDeadline, Run, Runs, ThreadedRun
-from rlfactory_tool_servers.tool_signature import ToolSignature, episode_of, result_text
+from rlfactory_tool_servers.tool_signature import ToolSignature, connection_of, episode_of, result_text
 
 MAX_BATCH_CALLS = 16384
 MAX_PROBLEMS_SHOWN = 5
@@ -107,9 +107,10 @@ class BatchedTool:
             return wire.entry(f"Error executing tool {self.name}: {value}", True)
         return wire.entry(result_text(value))
 
-    def check(self, calls: list[Any], episodes: list[Any]) -> tuple[list[wire.BatchEntry | None], dict[int, dict]]:
+    def check(self, calls: list[Any], episodes: list[Any], connection: str
+              ) -> tuple[list[wire.BatchEntry | None], dict[int, dict]]:
         """An error entry for each element that is not valid arguments, and the valid ones' arguments by position
-        (the episode set where the tool takes one)."""
+        (the episode each names, ``None`` where none, and the caller set where the tool takes them)."""
         entries: list[wire.BatchEntry | None] = [None] * len(calls)
         objects = [position for position, arguments in enumerate(calls) if isinstance(arguments, dict)]
         for position in set(range(len(calls))).difference(objects):
@@ -119,9 +120,7 @@ class BatchedTool:
             if isinstance(checked, pydantic.ValidationError):
                 entries[position] = wire.entry(invalid_arguments(self.name, checked), True)
                 continue
-            if self.signature.episode is not None:
-                checked[self.signature.episode] = episodes[position]
-            valid[position] = checked
+            valid[position] = self.signature.bind(checked, episodes[position], connection)
         return entries, valid
 
     async def answer(self, ctx: Context, calls: list[Any], deadline_s: float | None, reply_after_s: float | None,
@@ -130,8 +129,8 @@ class BatchedTool:
             return reply(await self.collected(collect, reply_after_s))
         if len(calls) > MAX_BATCH_CALLS:
             raise ToolError(f"a batch holds at most {MAX_BATCH_CALLS} calls, got {len(calls)}")
-        episodes = episodes_of(ctx.request_context.meta, len(calls), self.signature.episode_default)
-        entries, valid = self.check(calls, episodes)
+        episodes = episodes_of(ctx.request_context.meta, len(calls), None)
+        entries, valid = self.check(calls, episodes, connection_of(ctx))
         if deadline_s is not None and deadline_s <= 0:
             deadline_s = None
         if self.batch_fn is not None:

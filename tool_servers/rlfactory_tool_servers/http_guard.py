@@ -2,7 +2,8 @@
 protects a server listening beyond loopback.
 
 - ``--auth-token TOKEN`` (or the ``RLF_MCP_AUTH_TOKEN`` environment variable): every request must carry
-  ``Authorization: Bearer TOKEN`` (compared in constant time), else ``401`` with ``WWW-Authenticate: Bearer``.
+  ``Authorization: Bearer TOKEN`` (the scheme in any letter case, as RFC 9110 reads it; the token compared in
+  constant time), else ``401`` with ``WWW-Authenticate: Bearer``. ``rlf serve reward`` uses the same guard.
   The toolbox sends it from the ``headers`` of the server's ``mcpServers`` entry.
 - The MCP SDK's DNS-rebinding protection (a foreign ``Host`` or ``Origin`` is refused) is on for a loopback bind;
   ``--allowed-hosts`` turns it on for another bind, with the names clients use to reach the server.
@@ -35,9 +36,9 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def auth_token(given: str | None) -> str | None:
-    """The token the server requires: ``--auth-token``, else ``RLF_MCP_AUTH_TOKEN``, else none."""
-    token = given if given is not None else os.environ.get(TOKEN_VARIABLE)
+def auth_token(given: str | None, variable: str = TOKEN_VARIABLE) -> str | None:
+    """The token the server requires: ``--auth-token``, else the environment ``variable``, else none."""
+    token = given if given is not None else os.environ.get(variable)
     return token or None
 
 
@@ -63,19 +64,26 @@ def exposure_warning(prog: str, host: str, token: str | None, allowed_hosts: Seq
             "as \"headers\": {\"Authorization\": \"Bearer <token>\"}, or bind to 127.0.0.1.")
 
 
+def bearer_token(header: bytes) -> bytes | None:
+    """The credentials of an ``Authorization`` header of the Bearer scheme (its name in any letter case), else
+    ``None``."""
+    scheme, _, credentials = header.strip().partition(b" ")
+    return credentials.strip() if scheme.lower() == b"bearer" else None
+
+
 class BearerTokenGuard:
     """ASGI middleware: an HTTP request without ``Authorization: Bearer <token>`` gets ``401``."""
 
     def __init__(self, app: ASGIApp, token: str):
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        given = dict(scope.get("headers") or ()).get(b"authorization", b"")
-        if hmac.compare_digest(given, self.expected):
+        given = bearer_token(dict(scope.get("headers") or ()).get(b"authorization", b""))
+        if given is not None and hmac.compare_digest(given, self.expected):
             await self.app(scope, receive, send)
             return
         body = json.dumps({"error": "unauthorized: send Authorization: Bearer <token> (the server's --auth-token)"})

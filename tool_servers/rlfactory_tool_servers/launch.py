@@ -4,7 +4,7 @@ where to listen, how much to log), a start message, request logging, and the ser
 ``serve(package)`` is a server package's ``__main__``; ``rlf serve NAME`` calls it with its own ``prog`` and the
 options that point the server at its family's embedded sample. Everything said here goes to stderr: stdout carries
 the protocol of the stdio transport. Over HTTP, ``http_guard`` says who may call: a bearer token, the Host/Origin
-check, a warning for a server open to the network.
+check, a warning for a server open to the network; ``http_sessions`` bounds the MCP sessions per client.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from mcp.server.stdio import stdio_server
 from rlfactory_tool_servers import wire
 from rlfactory_tool_servers.http_guard import (
     TOKEN_VARIABLE, BearerTokenGuard, auth_token, exposure_warning, transport_security)
+from rlfactory_tool_servers.http_sessions import (
+    DEFAULT_IDLE_S, DEFAULT_MAX_SESSIONS, DEFAULT_PER_CLIENT, SessionGuard)
 from rlfactory_tool_servers.request_log import log_requests
 from rlfactory_tool_servers.stdio_pipes import stdio_pipes
 
@@ -66,6 +68,15 @@ def transport_parser() -> argparse.ArgumentParser:
                         help="HTTP beyond loopback: comma-separated host names clients use to reach this server; a "
                              "request with another Host or Origin header is refused (DNS-rebinding protection, on by "
                              "default for a loopback bind)")
+    shared.add_argument("--max-sessions", type=int, default=DEFAULT_MAX_SESSIONS,
+                        help=f"HTTP: MCP sessions open at once (default {DEFAULT_MAX_SESSIONS}); at the limit the least "
+                             "recently used idle one ends, or a new one is refused (503) when all are busy")
+    shared.add_argument("--max-sessions-per-client", type=int, default=DEFAULT_PER_CLIENT,
+                        help=f"HTTP: MCP sessions one client address may hold (default {DEFAULT_PER_CLIENT}); at the "
+                             "limit its own least recently used idle one ends")
+    shared.add_argument("--session-idle-s", type=float, default=DEFAULT_IDLE_S,
+                        help=f"HTTP: an MCP session idle this long ends (default {DEFAULT_IDLE_S:g} s; the SDK's is "
+                             "30 minutes)")
     shared.add_argument("--log-level", choices=LOG_LEVELS, default="warning",
                         help="warning (default): the start message and problems; info: also one line per MCP request "
                              "(method, tool, duration, is_error) and the HTTP access log; debug: also each request's "
@@ -185,8 +196,14 @@ def run_http(server: MCPServer, options: argparse.Namespace, prog: str, on_liste
     """Serve ``server`` over streamable HTTP where ``options`` say; uvicorn logs (its access log included) through
     the root logger, at ``options.log_level``."""
     allowed = [name.strip() for name in options.allowed_hosts.split(",") if name.strip()]
+    if min(options.max_sessions, options.max_sessions_per_client) < 1 or not options.session_idle_s > 0:
+        raise SystemExit(f"{prog}: --max-sessions and --max-sessions-per-client must be at least 1, "
+                         "--session-idle-s positive")
     app: Any = server.streamable_http_app(streamable_http_path=options.path, json_response=True, host=options.host,
-                                          transport_security=transport_security(options.host, allowed))
+                                          transport_security=transport_security(options.host, allowed),
+                                          session_idle_timeout=options.session_idle_s, max_sessions=None)
+    app = SessionGuard(app, options.path, max_sessions=options.max_sessions,
+                       per_client=options.max_sessions_per_client, idle_s=options.session_idle_s)
     token = auth_token(options.auth_token)
     if token is not None:
         app = BearerTokenGuard(app, token)

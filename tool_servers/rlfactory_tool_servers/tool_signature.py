@@ -1,5 +1,6 @@
-"""A tool function as a server sees it: the arguments a call gives, the episode the request's ``_meta`` gives, and how
-the function is run and its value shown. Shared by a tool's own form and its batched form."""
+"""A tool function as a server sees it: the arguments a call gives, the episode the request's ``_meta`` gives (and the
+caller: that episode, or the connection when it names none), and how the function is run and its value shown.
+Shared by a tool's own form and its batched form."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import anyio.to_thread
 import pydantic
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 
 from rlfactory_tool_servers import wire
 
@@ -23,6 +25,10 @@ Episode = NewType("Episode", str)
 
 DEFAULT_EPISODE = "default"
 """The episode of a call whose request names none (an outside client's): one shared state."""
+
+Caller = NewType("Caller", str)
+"""The type of a tool parameter that receives whom a call counts against: the episode the request's ``_meta``
+names, else its connection (``connection_of``), so a limit per caller is not escaped by leaving the episode out."""
 
 
 @dataclass(frozen=True)
@@ -34,15 +40,19 @@ class ToolSignature:
     arguments: type[pydantic.BaseModel]
     episode: str | None
     episode_default: Any
+    caller: str | None = None
 
     @classmethod
     def of(cls, fn: Callable[..., Any], name: str, defaults: Mapping[str, Any]) -> ToolSignature:
         hints = typing.get_type_hints(fn)
-        parameters, episode, episode_default = [], None, None
+        parameters, episode, episode_default, caller = [], None, None, None
         for param in inspect.signature(fn).parameters.values():
             annotation = hints.get(param.name, Any)
             if annotation is Episode or Episode in typing.get_args(annotation):
                 episode, episode_default = param.name, param.default
+                continue
+            if annotation is Caller:
+                caller = param.name
                 continue
             default = defaults.get(param.name, param.default)
             parameters.append(param.replace(annotation=annotation, default=default,
@@ -51,7 +61,16 @@ class ToolSignature:
                   for p in parameters}
         model = pydantic.create_model(f"{name}_arguments", __config__=pydantic.ConfigDict(extra="forbid"), **fields)
         default = None if episode_default is inspect.Parameter.empty else episode_default
-        return cls(parameters, model, episode, default)
+        return cls(parameters, model, episode, default, caller)
+
+    def bind(self, arguments: dict[str, Any], named: str | None, connection: str) -> dict[str, Any]:
+        """``arguments`` with the episode the request names (``named``; else the tool's default) and the caller
+        (that episode, else ``connection``) set where the tool takes them."""
+        if self.episode is not None:
+            arguments[self.episode] = named if named is not None else self.episode_default
+        if self.caller is not None:
+            arguments[self.caller] = f"episode:{named}" if named is not None else connection
+        return arguments
 
     @functools.cached_property
     def _list_of_arguments(self) -> pydantic.TypeAdapter[list[pydantic.BaseModel]]:
@@ -96,6 +115,20 @@ def episode_of(value: Any, default: Any) -> Any:
         raise ToolError(f"the request's _meta {wire.EPISODE!r} must be a non-empty string of at most "
                         f"{wire.MAX_EPISODE_CHARS} characters")
     return value
+
+
+def connection_of(ctx: Context) -> str:
+    """The connection a request came over, as a caller: the MCP session its HTTP request names, else the HTTP
+    peer's address (stateless requests), else ``"local"`` (stdio, or a server in this process: one client)."""
+    request = getattr(ctx.request_context, "request", None)
+    headers = getattr(request, "headers", None)
+    if headers is None:
+        return "local"
+    session = headers.get(MCP_SESSION_ID_HEADER)
+    if session:
+        return f"session:{session[:128]}"
+    peer = getattr(request, "client", None)
+    return f"peer:{getattr(peer, 'host', None) or 'unknown'}"
 
 
 def result_text(value: Any) -> str:

@@ -17,8 +17,10 @@ As in the MCP SDK, a tool's signature is its input schema and its docstring its 
 joined into paragraphs; a toolset may fill ``{placeholders}`` of its docstrings from ``description_values``, and
 give parameters other defaults with ``parameter_defaults``). A parameter annotated ``Episode`` is no argument: it
 receives the episode the request's ``_meta`` names (``wire.EPISODE``), or its default when there is none, and the
-tool says in its own ``_meta`` that it keeps state per episode (``wire.EPISODE_STATE``). A tool answers its value as
-text: a string as it is, anything else as compact JSON.
+tool says in its own ``_meta`` that it keeps state per episode (``wire.EPISODE_STATE``). One annotated ``Caller``
+receives whom the call counts against, for a limit per caller: that episode, else the request's connection
+(``tool_signature.connection_of``); the tool says ``EPISODE_STATE`` too (a fair share is the episode's state). A tool
+answers its value as text: a string as it is, anything else as compact JSON.
 
 A toolset states what its tools do to the world in MCP's tool annotations (``annotations``, for every tool; a
 ``@tool(annotations=...)`` for one): ``readOnlyHint``, ``destructiveHint``, ``openWorldHint``. Clients read them
@@ -43,10 +45,11 @@ from mcp_types import ToolAnnotations
 
 from rlfactory_tool_servers import wire
 from rlfactory_tool_servers.batch_form import BatchFn, publish_batch_form
-from rlfactory_tool_servers.tool_signature import (DEFAULT_EPISODE, Episode, ToolSignature, episode_of, invoker,
-                                                  result_text)
+from rlfactory_tool_servers.tool_signature import (DEFAULT_EPISODE, Caller, Episode, ToolSignature, connection_of,
+                                                  episode_of, invoker, result_text)
 
-__all__ = ["DEFAULT_EPISODE", "READ_ONLY", "Episode", "Toolset", "publish_tool", "publish_toolsets", "result_text", "tool"]
+__all__ = ["DEFAULT_EPISODE", "READ_ONLY", "Caller", "Episode", "Toolset", "publish_tool", "publish_toolsets",
+           "result_text", "tool"]
 
 
 def paragraphs(doc: str) -> str:
@@ -115,9 +118,9 @@ def single_form(name: str, fn: Callable[..., Any], signature: ToolSignature, blo
     run = invoker(fn, blocking)
 
     async def call(ctx: Context, **arguments: Any) -> str:
-        if signature.episode is not None:
-            meta = ctx.request_context.meta or {}
-            arguments[signature.episode] = episode_of(meta.get(wire.EPISODE), signature.episode_default)
+        if signature.episode is not None or signature.caller is not None:
+            named = episode_of((ctx.request_context.meta or {}).get(wire.EPISODE), None)
+            signature.bind(arguments, named, connection_of(ctx))
         return result_text(await run(**arguments))
 
     call.__name__ = call.__qualname__ = name  # the SDK names the arguments' schema after it
@@ -132,7 +135,7 @@ def publish_tool(server: MCPServer, fn: Callable[..., Any], *, name: str | None 
     """Register ``fn`` as tool ``name`` (default: its own name), with its batched form."""
     tool_name = name or fn.__name__
     signature = ToolSignature.of(fn, tool_name, defaults or {})
-    meta = {wire.EPISODE_STATE: True} if signature.episode is not None else None
+    meta = {wire.EPISODE_STATE: True} if signature.episode is not None or signature.caller is not None else None
     server.add_tool(single_form(tool_name, fn, signature, blocking), name=tool_name,
                     description=description if description is not None else inspect.getdoc(fn), meta=meta,
                     structured_output=False, annotations=annotations)

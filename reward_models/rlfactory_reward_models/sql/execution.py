@@ -28,35 +28,45 @@ official ``exec_eval.eval_exec_match``; the reason names the first file that dif
 
 The tools only ever see the main file.
 
-Queries run in the catalog's worker threads (16 by default, so a few hostile answers that each run to their
-deadline leave threads for the others), so ``score``/``score_batch`` never block the event loop; each result is
-bounded as the tools' are (a row to ``engine.MAX_ROW_BYTES`` before it is built, the result to ``max_bytes`` as
-Python holds it); gold results
-are cached per database file and query (databases are read-only), so the n samples of one prompt execute its gold
-query once per file.
+Bounds (``answer_check``): each answer is checked in the catalog's fair pool (16 threads by default) as a client of
+its own: light answers first, an answer that outgrows a light CPU slice goes on as heavy, after them and one at a
+time on the CPU, so hostile answers (endless CTEs, slow queries, wide rows) cannot keep honest ones waiting. One
+deadline (``timeout_s``) covers an answer's wait for a worker, its parse (once) and its query on every database of
+the suite; ``score``/``score_batch`` never block the event loop. A result is bounded as the tools' are (a row to
+``engine.MAX_ROW_BYTES`` before it is built, the result to ``max_bytes`` as Python holds it, 4-byte characters
+counted as 4 bytes); with Spider's comparison a predicted result to its gold result's rows and bytes. Gold results
+are cached per database file and query (databases are read-only) in at most ``gold_cache_bytes``, so the n samples
+of one prompt execute its gold query once per file.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import math
 import re
-import sqlite3
 import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import cachetools
+
 from rlfactory_reward_models.base import Reward, RewardInput, RewardModelBase
-from rlfactory_reward_models.sql.compare import Comparison, results_match
+from rlfactory_reward_models.sql.answer_check import AnswerCheck, parts
+from rlfactory_reward_models.sql.compare import Comparison
 from rlfactory_reward_models.sql.test_suite import GeneratedSuites, SuiteSettings
-from rlfactory_reward_models.sql.unscorable import Unscorable, check_unscorable, unscorable_reason
-from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog, UnknownDatabase
+from rlfactory_reward_models.sql.unscorable import Unscorable, check_unscorable
+from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog
 from rlfactory_tool_servers.sql.sandbox.engine import QueryError, QueryLimits, QueryResult
-from rlfactory_tool_servers.sql.sandbox.statement_check import UnsafeQuery, has_top_level_order_by, without_distinct
+from rlfactory_tool_servers.sql.sandbox.fair_pool import Turn
+from rlfactory_tool_servers.sql.sandbox.statement_check import parse_read_query, without_distinct
 
 __all__ = ["SqlExecutionReward", "TestSuite", "extract_sql"]
 
+ANSWER_SLICE_S = 0.05
+"""CPU seconds an answer's check may use as light work (a Spider dev answer uses 1.7 ms at the median, 22 ms at
+p99, on eleven databases; one in 972 uses more than 50 ms)."""
 DistinctMode = Literal["keep", "strip"]
 TestSuite = Literal["generate", "official", "off"]
 _FENCE_RE = re.compile(r"^```(?:[A-Za-z0-9_+-]*[ \t]*\n|(?i:sql|sqlite)[ \t]+)?(.*?)\n?```$", re.DOTALL)
@@ -77,21 +87,14 @@ def extract_sql(answer: str | None) -> str:
     return text.rstrip("; \t\r\n\f\v")  # linear, where a regular expression could backtrack on long runs of spaces
 
 
-def _parts(match: float, executed: float, given: float) -> dict[str, float]:
-    return {"execution_match": match, "executed": executed, "format": given}
-
-
-def _on(database: Any, suite: bool) -> str:
-    """`` on <file>`` naming a test-suite variant in a reason; nothing when the task has one database."""
-    return f" on {database.path.name}" if suite else ""
-
-
 class SqlExecutionReward(RewardModelBase):
     """Execution-match reward for tasks with ``db_id`` and ``gold_sql`` (``rlfactory_envs.sql.task.SqlTask``).
 
     ``databases``: a ``DatabaseCatalog`` or a database directory (Spider ``database/``, BIRD ``dev_databases/``).
     ``comparison``: ``"spider"`` (default) or ``"bird"``. ``distinct``: ``"keep"`` (default) or ``"strip"`` (the
-    official Spider default). ``timeout_s`` bounds the predicted query, ``gold_timeout_s`` the gold one.
+    official Spider default). ``timeout_s`` bounds an answer's check (its queries on every database together),
+    ``gold_timeout_s`` the gold query's runs on a suite (once; cached); ``max_rows``/``max_bytes`` one result,
+    ``gold_cache_bytes`` the cached gold results together.
 
     ``empty_gold``: ``"unscored"`` (default) gives a task whose gold result is empty on every database of its
     suite 0.0 whatever the answer, with the reason: with one database every query with no rows and the gold's
@@ -111,7 +114,7 @@ class SqlExecutionReward(RewardModelBase):
 
     def __init__(self, databases: DatabaseCatalog | str | Path, *, comparison: Comparison = "spider",
                  distinct: DistinctMode = "keep", timeout_s: float = 5.0, gold_timeout_s: float = 30.0,
-                 max_rows: int = 100_000, max_bytes: int = 64_000_000, gold_cache_size: int = 4096,
+                 max_rows: int = 100_000, max_bytes: int = 16_000_000, gold_cache_bytes: int = 256_000_000,
                  threads: int = 16, empty_gold: Unscorable = "unscored", constant_gold: Unscorable = "unscored",
                  test_suite: TestSuite | bool = "generate",
                  suite_size: int = 10, suite_seed: int = 0, suite_candidates: int | None = None,
@@ -137,16 +140,27 @@ class SqlExecutionReward(RewardModelBase):
             comparison, suite_queries, pool_size=self.catalog.pool_size)
         self.limits = QueryLimits(timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
         self.gold_limits = QueryLimits(timeout_s=gold_timeout_s, max_rows=max_rows, max_bytes=max_bytes)
-        self._gold_cache: OrderedDict[tuple[str, str, str], QueryResult] = OrderedDict()
-        self._gold_cache_size = gold_cache_size
+        self._gold_cache: cachetools.LRUCache[tuple[str, str, str], QueryResult] = cachetools.LRUCache(
+            gold_cache_bytes, getsizeof=lambda result: result.nbytes + 1024)
         self._lock = threading.Lock()
 
     # -- async API -------------------------------------------------------------------------------------------
 
     async def score(self, item: RewardInput) -> Reward:
-        """Score ``item.answer`` (the predicted SQL) against ``item.task``'s gold query, in a worker thread."""
+        """Score ``item.answer`` (the predicted SQL) against ``item.task``'s gold query, in the catalog's fair pool
+        (see ``answer_check``)."""
         db_id, gold_sql = self._task_fields(item.task)
-        return await self.catalog.run(self.verify, db_id, gold_sql, item.answer)
+        unanswered = self._unanswered(item.answer)
+        if unanswered is not None:
+            return unanswered
+        check = AnswerCheck(self, db_id, gold_sql, extract_sql(item.answer))
+        pool = self.catalog.pool
+        try:
+            client = pool.client(limit=1, slice_s=ANSWER_SLICE_S, cpu_budget_s=self.limits.timeout_s,
+                                 excuse_waits=True)
+            return await pool.run(client, check.run, math.inf, heavy=check.heavy)
+        except QueryError as exc:  # no worker in time
+            return Reward(0.0, parts(0.0, 0.0, 1.0), f"{exc.kind}: {exc}")
 
     async def score_batch(self, items: Sequence[RewardInput]) -> list[Reward]:
         """Every item scored concurrently in the worker threads; aligned with ``items``."""
@@ -163,51 +177,18 @@ class SqlExecutionReward(RewardModelBase):
                             f"got {type(task).__name__}") from None
 
     def verify(self, db_id: str, gold_sql: str, answer: str | None) -> Reward:
-        """The reward of the predicted query ``answer`` against ``gold_sql`` on database ``db_id`` (blocking)."""
-        predicted = extract_sql(answer)
-        if not predicted:
-            return Reward(0.0, _parts(0.0, 0.0, 0.0), "no final answer" if answer is None else "empty query")
-        try:
-            databases, generated = self.databases(db_id)
-        except (UnknownDatabase, OSError, sqlite3.Error) as exc:
-            return Reward(0.0, _parts(0.0, 0.0, 1.0), f"task database unavailable: {exc}")
-        suite = len(databases) > 1
-        try:
-            gold_effective = self._effective(gold_sql)
-            order_matters = has_top_level_order_by(gold_effective)
-        except UnsafeQuery as exc:
-            return Reward(0.0, _parts(0.0, 0.0, 1.0), f"gold query failed: {exc}")
-        checks = []  # (database, gold result): the gold on every file first (cached; unscorable_reason needs them)
-        for position, database in enumerate(databases):
-            try:
-                checks.append((database, self._gold_result(database, db_id, gold_effective)))
-            except QueryError as exc:
-                if generated and position > 0:
-                    continue
-                return Reward(0.0, _parts(0.0, 0.0, 1.0), f"gold query failed{_on(database, suite)}: {exc}")
-        unscored = unscorable_reason([gold for _, gold in checks], comparison=self.comparison,
-                                     order_matters=order_matters, suite=suite, empty_gold=self.empty_gold,
-                                     constant_gold=self.constant_gold)
-        info = {"execution": {"databases": len(checks), "gold_rows": len(checks[0][1].rows) if checks else None}}
-        try:
-            predicted_effective = self._effective(predicted)
-        except UnsafeQuery as exc:
-            return Reward(0.0, _parts(0.0, 0.0, 1.0), f"refused: {exc}", info)
-        for database, gold in checks:
-            try:
-                pred = database.execute(predicted_effective, self.limits, truncate=False)
-            except QueryError as exc:
-                return Reward(0.0, _parts(0.0, 0.0, 1.0), f"{exc.kind}{_on(database, suite)}: {exc}", info)
-            info["execution"].setdefault("predicted_rows", len(pred.rows))  # on the main file
-            if unscored:
-                continue
-            match = results_match(self.comparison, gold, pred, order_matters)
-            if not match:
-                return Reward(0.0, _parts(0.0, 1.0, 1.0), f"result differs{_on(database, suite)}: {match.reason}",
-                              info)
-        if unscored:
-            return Reward(0.0, _parts(0.0, 1.0, 1.0), unscored, info)
-        return Reward(1.0, _parts(1.0, 1.0, 1.0), info=info)
+        """The reward of the predicted query ``answer`` against ``gold_sql`` on database ``db_id``, checked in the
+        calling thread (blocking; no fair pool)."""
+        unanswered = self._unanswered(answer)
+        if unanswered is not None:
+            return unanswered
+        return AnswerCheck(self, db_id, gold_sql, extract_sql(answer)).run(None)
+
+    @staticmethod
+    def _unanswered(answer: str | None) -> Reward | None:
+        if extract_sql(answer):
+            return None
+        return Reward(0.0, parts(0.0, 0.0, 0.0), "no final answer" if answer is None else "empty query")
 
     def databases(self, db_id: str) -> tuple[tuple[Any, ...], bool]:
         """The databases a prediction for ``db_id`` must match on, the main file first, and whether the others
@@ -219,28 +200,37 @@ class SqlExecutionReward(RewardModelBase):
             return official, False
         return (official[0], *self.suites.databases(db_id, self.catalog.paths[db_id])), True
 
-    def _effective(self, sql: str) -> str:
-        """The query as executed: DISTINCT removed in ``"strip"`` mode (``UnsafeQuery`` when it is no read query)."""
-        return without_distinct(sql) if self.distinct == "strip" else sql
+    def effective(self, sql: str) -> str:
+        """The query as executed: DISTINCT removed in ``"strip"`` mode; ``UnsafeQuery`` when it is not exactly one
+        read query (checked here, once for every database)."""
+        if self.distinct == "strip":
+            return without_distinct(sql)
+        parse_read_query(sql)
+        return sql
 
-    def _gold_result(self, database: Any, db_id: str, gold_sql: str) -> QueryResult:
+    def gold_result(self, database: Any, db_id: str, gold_sql: str, turn: Turn | None,
+                    not_after: float | None = None) -> QueryResult:
+        """The gold query's result on ``database``, from the cache or run now (and cached when it fits)."""
         key = (db_id, str(getattr(database, "path", "")), gold_sql)  # one entry per (database file, query)
         with self._lock:
             cached = self._gold_cache.get(key)
-            if cached is not None:
-                self._gold_cache.move_to_end(key)
-                return cached
-        result = database.execute(gold_sql, self.gold_limits, truncate=False)
-        with self._lock:
+        if cached is not None:
+            return cached
+        result = database.execute(gold_sql, self.gold_limits, truncate=False, not_after=not_after, turn=turn,
+                                  checked=True)
+        with self._lock, contextlib.suppress(ValueError):  # a result larger than the whole cache is not kept
             self._gold_cache[key] = result
-            while len(self._gold_cache) > self._gold_cache_size:
-                self._gold_cache.popitem(last=False)
         return result
 
-    def close(self) -> None:
-        """Stop the worker threads and close the connections."""
+    def release_idle(self) -> None:
+        """Give back the open files and worker threads while no env uses the reward (kept idle by the runtime's
+        shared parts); the next answer opens them again. The gold cache and the suites' index stay."""
         self.catalog.close()
         self.suites.close()
+
+    def close(self) -> None:
+        """Stop the worker threads and close the connections (``release_idle``: a later answer opens them again)."""
+        self.release_idle()
 
     def __repr__(self) -> str:
         return (f"SqlExecutionReward(databases={self.catalog.db_dir or len(self.catalog.ids)}, "

@@ -9,6 +9,7 @@ up is made again from the seed for the verdict (a phone holds one copy of its st
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -49,6 +50,12 @@ class Session:
         return self.template.verdict(self.device, initial, self.params, ending)
 
 
+def short_hash(session: str) -> str:
+    """Eight hex digits naming a session in a message another client reads, without telling it the id (an
+    episode id is what a client sends to act as that episode)."""
+    return hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+
 class DeviceStore:
     """Sessions by id. ``make`` builds a session's phone for (template, seed, params); the default builds a
     simulated one."""
@@ -79,8 +86,8 @@ class DeviceStore:
         self._drop_idle()
         if self.exclusive and self._sessions:
             holder = next(iter(self._sessions))
-            raise DeviceError(f"the phone is in use by episode {holder[:40]!r}: a real device runs one episode at a "
-                              "time (one env, or one server per phone)")
+            raise DeviceError(f"the phone is in use by another episode (#{short_hash(holder)}): a real device runs one "
+                              "episode at a time (one env, or one server per phone)")
         while len(self._sessions) >= self.max_devices:
             self._sessions.popitem(last=False)
             self.dropped += 1

@@ -12,11 +12,12 @@ stops in time and the event loop keeps answering other calls. Keep ``--timeout-s
 ``timeout_s`` so a slow query fails alone. ``db_id`` selects the database; an env binds it to its task's database
 (the model never chooses it).
 
-Fairness: queries wait for a worker thread in ``FairSlots``: at most ``--per-session`` (2) at once per episode (the
-request's ``_meta`` names it; see ``tools``), the episode running the fewest goes first, and the deadline counts
-from the call's arrival, so time spent waiting is part of it. A query running longer than ``yield_after_s``
-(0.2 s) sleeps 1 ms every ``engine.PROGRESS_OPCODES`` steps, leaving the CPU to short ones. A row is bounded in
-bytes before it is built (``engine.MAX_ROW_BYTES``); a result in bytes as Python holds it.
+Fairness (``sandbox.fair_pool``, see ``tools``): at most ``--per-session`` (2) queries at once per caller (the episode
+the request's ``_meta`` names, else the connection), light callers first, and a query that outgrows a light slice of
+CPU goes on as heavy: after every light query, on at most three quarters of ``--threads``, one heavy query on the
+CPU at a time, standing aside while light ones run. The deadline counts from the call's arrival, so time spent
+waiting is part of it. A row is bounded in bytes before it is built (``engine.MAX_ROW_BYTES``); a result in bytes as
+Python holds it.
 """
 
 from __future__ import annotations
@@ -52,8 +53,8 @@ def options_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser.add_argument("--max-chars", type=int, default=4000, help="characters shown per result (default 4000)")
     parser.add_argument("--sample-rows", type=int, default=3, help="sample rows in describe_table (default 3)")
     parser.add_argument("--threads", type=int, default=32,
-                        help="worker threads running queries (default 32: more than 8 sessions x --per-session "
-                             "hostile ones, so an honest query finds a free one)")
+                        help="worker threads running queries (default 32; a quarter of them only ever run light "
+                             "queries, so an honest query finds a free one whatever the others do)")
     parser.add_argument("--per-session", type=int, default=2,
                         help="queries of one session running at once; more wait (default 2)")
     return parser

@@ -2,9 +2,12 @@
 SQLite databases (the ``sandbox``). Each runs its database work in a worker thread, with a deadline, and raises
 ``ToolError`` with a message the model can act on.
 
-Fairness: queries wait for a worker thread in ``FairSlots``: at most ``per_session`` (2) at once per episode (the
-episode the request's ``_meta`` names; a query without one is an episode of its own), the episode running the
-fewest goes first, and the deadline counts from the call's arrival, so time spent waiting is part of it.
+Fairness: queries run in the catalog's ``FairPool``, one client per caller (the episode the request's ``_meta``
+names, else the connection: leaving the episode out gives no more room), at most ``per_session`` (2) queries at
+once each. A caller's query that uses more than a light slice of CPU makes it heavy: its queries then run after
+every light one, on at most the pool's heavy threads, and stand aside on the CPU while light ones run. The deadline
+counts from the call's arrival, so time spent waiting is part of it; a query text longer than ``LIGHT_SQL_CHARS``
+starts heavy (its parse alone may take a second, and nothing can cut a parse short).
 """
 
 from __future__ import annotations
@@ -18,10 +21,15 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError
 
 from rlfactory_tool_servers.sql.formatting import format_rows
-from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog, FairSlots, UnknownDatabase
+from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog, UnknownDatabase
 from rlfactory_tool_servers.sql.sandbox.engine import SMALL_OBJECT_BYTES, QueryError, QueryLimits
+from rlfactory_tool_servers.sql.sandbox.fair_pool import Turn
 from rlfactory_tool_servers.sql.schema import UnknownTable, describe_table, list_tables
-from rlfactory_tool_servers.toolset import READ_ONLY, Episode, Toolset, tool
+from rlfactory_tool_servers.toolset import READ_ONLY, Caller, Toolset, tool
+
+LIGHT_SQL_CHARS = 4096
+"""A query text longer than this starts heavy (see the module docstring); Spider's and BIRD's longest gold queries
+are under 1,500 characters."""
 
 
 @dataclass(frozen=True)
@@ -33,7 +41,6 @@ class SqlLimits:
     max_chars: int = 4000
     sample_rows: int = 3
     per_session: int = 2
-    yield_after_s: float = 0.2
 
 
 class SqlTools(Toolset):
@@ -45,9 +52,7 @@ class SqlTools(Toolset):
         self.catalog = catalog
         self.limits = limits
         shown_bytes = max(limits.max_chars * 4, 4096) + limits.max_rows * 16 * SMALL_OBJECT_BYTES  # short values
-        self._query_limits = QueryLimits(timeout_s=limits.timeout_s, max_rows=limits.max_rows, max_bytes=shown_bytes,
-                                         yield_after_s=limits.yield_after_s)
-        self._slots = FairSlots(catalog.threads, limits.per_session)
+        self._query_limits = QueryLimits(timeout_s=limits.timeout_s, max_rows=limits.max_rows, max_bytes=shown_bytes)
         self._schema_cache: dict[tuple[str, ...], str] = {}  # databases are read-only: schemas never change
         self._cache_lock = threading.Lock()
 
@@ -77,7 +82,7 @@ class SqlTools(Toolset):
             raise ToolError(str(exc)) from None
 
     @tool
-    async def run_query(self, db_id: str, sql: str, episode: Episode | None = None) -> str:
+    async def run_query(self, db_id: str, sql: str, caller: Caller = Caller("local")) -> str:
         """Run one read-only SQLite query (SELECT, or WITH ... SELECT) on the database and return its rows as a text
         table: a header line of column names, one line per row with cells separated by ` | `, NULL for missing
         values. At most {max_rows} rows and {max_chars} characters are shown, with a note when the result is cut.
@@ -87,9 +92,11 @@ class SqlTools(Toolset):
         self._database(db_id)
         if isinstance(sql, str):  # ``SELECT 1;;``: trailing semicolons dropped, as the reward drops them
             sql = sql.rstrip("; \t\r\n\f\v")
+        pool = self.catalog.pool
+        client = pool.client(caller, self.limits.per_session)
         try:
-            async with self._slots.slot(episode or "", not_after):
-                return await self.catalog.run(self._query_text, db_id, sql, not_after)
+            return await pool.run(client, lambda turn: self._query_text(db_id, sql, not_after, turn), not_after,
+                                  heavy=isinstance(sql, str) and len(sql) > LIGHT_SQL_CHARS)
         except QueryError as exc:
             raise ToolError(f"query {exc.kind}: {exc}") from None
 
@@ -109,7 +116,7 @@ class SqlTools(Toolset):
                 self._schema_cache[key] = text
         return text
 
-    def _query_text(self, db_id: str, sql: str, not_after: float) -> str:
-        result = self.catalog.get(db_id).execute(sql, self._query_limits, not_after=not_after)
+    def _query_text(self, db_id: str, sql: str, not_after: float, turn: Turn) -> str:
+        result = self.catalog.get(db_id).execute(sql, self._query_limits, not_after=not_after, turn=turn)
         return format_rows(result.columns, result.rows, more=result.truncated, max_rows=self.limits.max_rows,
                            max_chars=self.limits.max_chars)

@@ -8,28 +8,23 @@ A database in its own folder (``<db_dir>/<db_id>/``) may have variants beside it
 databases put the same schema with other rows in every ``.sqlite`` file of that folder. ``variants(db_id)`` opens
 them all (for the reward); ``get(db_id)`` is always the main file alone (for the tools).
 
-``FairSlots`` admits queries to the worker threads fairly: at most ``per_session`` running queries per session
-(the tools' episode id), at most ``total`` in all, and when a thread frees the waiting query whose session runs
-the fewest goes first (then the oldest), so one trajectory cannot take the pool; a query still waiting at its
-deadline is not run (``QueryTimeout``).
+The catalog's worker threads are a ``fair_pool.FairPool``: queries of many clients (the tools' episodes, the
+reward's answers) share them so that none keeps the others waiting.
 """
 
 from __future__ import annotations
 
-import asyncio
-import itertools
+import math
 import os
 import threading
-import time
-from collections.abc import AsyncIterator, Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from rlfactory_tool_servers.sql.sandbox.engine import QueryTimeout, ReadOnlyDatabase
+from rlfactory_tool_servers.sql.sandbox.engine import ReadOnlyDatabase
+from rlfactory_tool_servers.sql.sandbox.fair_pool import FairPool
 
-__all__ = ["DatabaseCatalog", "FairSlots", "UnknownDatabase", "find_databases", "find_variants"]
+__all__ = ["DatabaseCatalog", "UnknownDatabase", "find_databases", "find_variants"]
 
 SQLITE_SUFFIXES = (".sqlite", ".db", ".sqlite3")
 T = TypeVar("T")
@@ -76,84 +71,9 @@ def find_variants(db_id: str, main: str | os.PathLike[str], db_dir: str | os.Pat
     return [main, *others]
 
 
-class FairSlots:
-    """Admission of queries to ``total`` worker threads, at most ``per_session`` per session (see the module
-    docstring). Used from one event loop; an empty session is a session of its own for each query."""
-
-    def __init__(self, total: int, per_session: int = 2):
-        if total < 1 or per_session < 1:
-            raise ValueError("total and per_session must be at least 1")
-        self.total = total
-        self.per_session = per_session
-        self.running: dict[object, int] = {}
-        self._busy = 0
-        self._waiting: list[tuple[int, object, asyncio.Future[None]]] = []
-        self._order = itertools.count()
-
-    @asynccontextmanager
-    async def slot(self, session: str, not_after: float) -> AsyncIterator[None]:
-        """Hold one slot for ``session`` while the block runs; ``QueryTimeout`` when none came by ``not_after``
-        (a ``time.monotonic()`` instant)."""
-        key: object = session or object()
-        admitted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiting.append((next(self._order), key, admitted))
-        self._admit()
-        try:
-            await asyncio.wait_for(asyncio.shield(admitted), max(not_after - time.monotonic(), 0.0))
-        except BaseException as exc:
-            if admitted.done() and not admitted.cancelled():
-                self._leave(key)  # admitted just as the wait ended
-            else:
-                self._waiting = [entry for entry in self._waiting if entry[2] is not admitted]
-                admitted.cancel()
-            if isinstance(exc, TimeoutError):
-                raise QueryTimeout("the query waited past its deadline for a worker (other queries of this "
-                                   "session or of others held them) and was not run") from None
-            raise
-        try:
-            yield
-        finally:
-            self._leave(key)
-
-    def _admit(self) -> None:
-        while self._busy < self.total:
-            eligible = [entry for entry in self._waiting if self.running.get(entry[1], 0) < self.per_session]
-            if not eligible:
-                return
-            chosen = min(eligible, key=lambda entry: (self.running.get(entry[1], 0), entry[0]))
-            self._waiting.remove(chosen)
-            _, key, admitted = chosen
-            self.running[key] = self.running.get(key, 0) + 1
-            self._busy += 1
-            admitted.set_result(None)
-
-    def _leave(self, key: object) -> None:
-        self._busy -= 1
-        left = self.running[key] - 1
-        if left:
-            self.running[key] = left
-        else:
-            del self.running[key]
-        self._admit()
-
-
-POOL_START_TIMEOUT_S = 10.0
-
-
-def _started_pool(threads: int) -> ThreadPoolExecutor:
-    """A pool whose ``threads`` workers all start now, not one by one as load first reaches them: a burst finds
-    them ready, and the process's thread count does not creep up during a run (it is what a soak checks for
-    leaks). Each worker's first task waits until every worker holds one, so the pool must start them all."""
-    pool = ThreadPoolExecutor(threads, thread_name_prefix="rlf-sql")
-    everyone = threading.Barrier(threads)
-    for _ in range(threads):
-        pool.submit(everyone.wait, POOL_START_TIMEOUT_S)
-    return pool
-
-
 class DatabaseCatalog:
-    """Read-only databases by ``db_id`` (each opened on first use, with its own connection pool) and a pool of
-    ``threads`` worker threads to run queries in, so an event loop is never blocked by SQLite."""
+    """Read-only databases by ``db_id`` (each opened on first use, with its own connection pool) and a fair pool of
+    ``threads`` worker threads to run queries in (``pool``), so an event loop is never blocked by SQLite."""
 
     def __init__(self, databases: str | os.PathLike[str] | Mapping[str, str | os.PathLike[str]], *,
                  threads: int = 8, pool_size: int | None = None):
@@ -170,7 +90,7 @@ class DatabaseCatalog:
         self._open: dict[str, ReadOnlyDatabase] = {}
         self._variants: dict[str, tuple[ReadOnlyDatabase, ...]] = {}
         self._lock = threading.Lock()
-        self._executor: ThreadPoolExecutor | None = None
+        self.pool = FairPool(threads)
 
     @property
     def ids(self) -> list[str]:
@@ -208,24 +128,18 @@ class DatabaseCatalog:
                                                           for path in paths))
         return cached
 
-    def _pool(self) -> ThreadPoolExecutor:
-        if self._executor is None:
-            with self._lock:
-                if self._executor is None:
-                    self._executor = _started_pool(self.threads)
-        return self._executor
-
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` in a worker thread, awaited without blocking the loop."""
-        return await asyncio.get_running_loop().run_in_executor(self._pool(), fn, *args)
+        """``fn(*args)`` in a worker thread, as a light client of its own (quick work: schema look-ups), awaited
+        without blocking the loop."""
+        return await self.pool.run(self.pool.client(), lambda _: fn(*args), math.inf)
 
     def close(self) -> None:
+        """Stop the worker threads and close every connection; databases used again are opened again (so an idle
+        catalog holds no file open)."""
         with self._lock:
-            executor, self._executor = self._executor, None
             databases, self._open = list(self._open.values()), {}
             databases += [variant for suite in self._variants.values() for variant in suite[1:]]
             self._variants = {}
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+        self.pool.close()
         for database in databases:
             database.close()

@@ -13,14 +13,18 @@ Every connection of a ``ReadOnlyDatabase``:
   by that count (at least ``MIN_VALUE_BYTES``, at most ``MAX_VALUE_BYTES``), so 512 columns of
   ``zeroblob(999999)`` fail with ``ResultTooLarge`` instead of allocating 512 MB; a query of up to four columns
   keeps the full ``MAX_VALUE_BYTES`` per value;
-- counts the bytes of a result as Python holds them (a short value is a 50-byte object, not its length), so
-  ``max_bytes`` bounds the memory of wide results of small values too;
+- counts the bytes of a result as Python holds them (``sys.getsizeof``: a short value is a 50-byte object, not its
+  length, and a text with one 4-byte character holds 4 bytes for each of its characters), so ``max_bytes`` bounds
+  the memory of wide results of small values and of wide characters too;
 - checks a deadline from a progress handler every ``PROGRESS_OPCODES`` virtual-machine steps, so a cartesian join
   or an endless recursive CTE stops in time; rows are fetched one at a time, the deadline and the byte limit checked
   after each, so neither is overshot by more than one row (at most ``MAX_ROW_BYTES`` for a model's query);
 - has a watchdog thread call ``Connection.interrupt()`` on a query still running ``INTERRUPT_GRACE_S`` after its
   deadline (what the progress handler cannot see: one long opcode); a caller that queued the query passes
   ``not_after``, so time spent waiting for a worker counts against the deadline;
+- checks in with its ``fair_pool.Turn`` (when the caller runs it in a ``FairPool``) from the progress handler and
+  after every row fetched: a light turn past its CPU slice stops with ``SliceSpent`` (its work goes on as heavy),
+  a heavy one stands aside while light work runs;
 - replaces ``printf``/``format`` by a bounded version: SQLite 3.40's ``%c`` with a huge precision loops for
   seconds inside one call, where no deadline can stop it; a width or precision over ``MAX_PRINTF_WIDTH``, or
   widths and precisions adding up to more than ``MAX_VALUE_BYTES``, give NULL (what SQLite gives for a result
@@ -34,7 +38,7 @@ Every connection of a ``ReadOnlyDatabase``:
 
 ``execute`` is blocking and thread-safe: run it from worker threads (``DatabaseCatalog.run``) so an event loop is
 never blocked. Query text from a model goes through ``statement_check.parse_read_query`` first: exactly one
-read-only statement.
+read-only statement (a caller that checked it already, once for many databases, says ``checked=True``).
 """
 
 from __future__ import annotations
@@ -43,23 +47,26 @@ import math
 import queue
 import re
 import sqlite3
+import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlfactory_tool_servers.sql.sandbox.fair_pool import SliceSpent, Turn
+from rlfactory_tool_servers.sql.sandbox.query_errors import (
+    QueryError, QueryFailed, QueryRefused, QueryTimeout, ResultOverLimits, ResultTooLarge)
 from rlfactory_tool_servers.sql.sandbox.statement_check import MAX_SQL_CHARS, UnsafeQuery, parse_read_query
 
 __all__ = ["QueryError", "QueryFailed", "QueryLimits", "QueryRefused", "QueryResult", "QueryTimeout",
-           "ReadOnlyDatabase", "ResultTooLarge", "value_limit"]
+           "ReadOnlyDatabase", "ResultOverLimits", "ResultTooLarge", "SliceSpent", "value_limit"]
 
 PROGRESS_OPCODES = 20_000  # ~0.1-1 ms of work between deadline checks
 MAX_VALUE_BYTES = 1_000_000  # Spider/BIRD values are far shorter; one row holds at most MAX_COLUMNS of them
 MAX_COLUMNS = 512  # in a result, a table or an index (BIRD's widest table has 115 columns)
 MAX_ROW_BYTES = 4_000_000  # the values of one row of a model's query, together
 MIN_VALUE_BYTES = 4096  # the per-value limit never goes below this, whatever the column count
-YIELD_S = 0.001  # a query running past QueryLimits.yield_after_s sleeps this long every PROGRESS_OPCODES steps
 INTERRUPT_GRACE_S = 0.05  # past its deadline, a query the progress handler did not stop is interrupted
 _INTERNAL_PRAGMAS = frozenset({"table_info", "table_xinfo", "foreign_key_list", "index_list", "index_info",
                                "index_xinfo"})
@@ -168,46 +175,13 @@ def _guarded(name: str):
 _GUARDED = {name: _guarded(name) for name in _QUADRATIC_FUNCTIONS}
 
 
-class QueryError(Exception):
-    """A query did not produce a result. ``kind`` names why: refused, timeout, error, too_large."""
-
-    kind = "error"
-
-
-class QueryRefused(QueryError):
-    """Not a single read-only query, or the database refused an operation (a write, ATTACH, a pragma)."""
-
-    kind = "refused"
-
-
-class QueryTimeout(QueryError):
-    """The query ran past its deadline and was stopped."""
-
-    kind = "timeout"
-
-
-class QueryFailed(QueryError):
-    """SQLite reported an error (a syntax error, an unknown column, ...)."""
-
-    kind = "error"
-
-
-class ResultTooLarge(QueryError):
-    """The result has more rows or bytes than allowed, and the caller asked for all of it."""
-
-    kind = "too_large"
-
-
 @dataclass(frozen=True)
 class QueryLimits:
-    """Bounds on one query: wall-clock deadline, rows and (approximate) bytes of values fetched; past
-    ``yield_after_s`` the query sleeps ``YIELD_S`` every ``PROGRESS_OPCODES`` steps (the tools set it, so a long
-    query shares the CPU with short ones; the reward leaves it off, so load never times out a gold query)."""
+    """Bounds on one query: wall-clock deadline, rows and bytes of the values fetched, as Python holds them."""
 
     timeout_s: float = 5.0
     max_rows: int = 100_000
     max_bytes: int = 64_000_000
-    yield_after_s: float = math.inf
 
     def __post_init__(self) -> None:
         if not (self.timeout_s > 0 and self.max_rows >= 0 and self.max_bytes > 0):
@@ -216,12 +190,14 @@ class QueryLimits:
 
 @dataclass(frozen=True)
 class QueryResult:
-    """Column names and rows (tuples of Python values); ``truncated`` when more rows existed than were kept."""
+    """Column names and rows (tuples of Python values); ``truncated`` when more rows existed than were kept;
+    ``nbytes``: what the rows hold in Python, as the byte limit counts it."""
 
     columns: tuple[str, ...]
     rows: list[tuple[Any, ...]]
     truncated: bool
     seconds: float
+    nbytes: int = 0
 
 
 def _authorize(action: int, arg1: str | None, arg2: str | None, db_name: str | None, source: str | None) -> int:
@@ -239,22 +215,28 @@ def _decode_text(raw: bytes) -> str:
 
 
 class _Deadline:
-    """The progress handler: asks SQLite to stop once ``monotonic()`` passes ``at``; after ``yield_at`` it sleeps
-    ``YIELD_S`` at each call, so a long query leaves the CPU to short ones."""
+    """The progress handler: asks SQLite to stop once ``monotonic()`` passes ``at``, or when the query's ``turn``
+    says so (a light turn past its slice, a turn past its client's CPU budget; a heavy one rests first while light
+    work runs)."""
 
-    __slots__ = ("at", "yield_at")
+    __slots__ = ("at", "turn", "excused_from")
 
     def __init__(self) -> None:
         self.at = math.inf
-        self.yield_at = math.inf
+        self.turn: Turn | None = None
+        self.excused_from = 0.0
+
+    def until(self) -> float:
+        """``at``, moved on by the waits the turn's client excuses since the query started."""
+        turn = self.turn  # the watchdog's thread reads it while the query's thread may clear it
+        return self.at if turn is None else self.at + turn.client.excused() - self.excused_from
 
     def __call__(self) -> int:
-        now = time.monotonic()
-        if now > self.at:
+        until = self.until()
+        if time.monotonic() > until:
             return 1
-        if now > self.yield_at:
-            time.sleep(YIELD_S)
-        return 0
+        turn = self.turn
+        return 1 if turn is not None and turn.checkpoint(until) else 0
 
 
 class _Watchdog:
@@ -264,13 +246,13 @@ class _Watchdog:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._watched: dict[int, tuple[sqlite3.Connection, float]] = {}
+        self._watched: dict[int, tuple[sqlite3.Connection, _Deadline]] = {}
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def watch(self, conn: sqlite3.Connection, at: float) -> None:
+    def watch(self, conn: sqlite3.Connection, deadline: _Deadline) -> None:
         with self._lock:
-            self._watched[id(conn)] = (conn, at)
+            self._watched[id(conn)] = (conn, deadline)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="rlf-sql-watchdog", daemon=True)
                 self._thread.start()
@@ -288,8 +270,8 @@ class _Watchdog:
             with self._lock:
                 if not self._watched:
                     self._wake.clear()
-                for conn, at in self._watched.values():
-                    if now > at + INTERRUPT_GRACE_S:
+                for conn, deadline in self._watched.values():
+                    if now > deadline.until() + INTERRUPT_GRACE_S:
                         conn.interrupt()
 
 
@@ -306,9 +288,10 @@ NUMBER_BYTES = 32  # an int or a float object with its slot
 
 
 def _row_bytes(row: tuple[Any, ...]) -> int:
-    """What ``row`` holds in Python, about: a text or blob at least ``SMALL_OBJECT_BYTES`` (so 512 short values
-    count 32 KB, not 2 KB), a number ``NUMBER_BYTES``, NULL a slot."""
-    return sum(max(len(value), SMALL_OBJECT_BYTES) if isinstance(value, (str, bytes))
+    """What ``row`` holds in Python, about: a text or blob its size as an object (``sys.getsizeof``: a text of one
+    4-byte character among ASCII ones holds 4 bytes a character), at least ``SMALL_OBJECT_BYTES`` (so 512 short
+    values count 32 KB, not 2 KB), a number ``NUMBER_BYTES``, NULL a slot."""
+    return sum(max(sys.getsizeof(value), SMALL_OBJECT_BYTES) if isinstance(value, (str, bytes))
                else 8 if value is None else NUMBER_BYTES for value in row)
 
 
@@ -386,32 +369,36 @@ class ReadOnlyDatabase:
     # -- queries ---------------------------------------------------------------------------------------------
 
     def execute(self, sql: str, limits: QueryLimits = QueryLimits(), *, truncate: bool = True,
-                not_after: float | None = None) -> QueryResult:
+                not_after: float | None = None, turn: Turn | None = None, checked: bool = False) -> QueryResult:
         """Run one untrusted read query. Over ``limits.max_rows``/``max_bytes``: the rows so far with
         ``truncated=True``, or ``ResultTooLarge`` when ``truncate`` is false; a row over ``MAX_ROW_BYTES``:
         ``ResultTooLarge`` before it is built. ``not_after`` (a ``time.monotonic()`` instant, e.g. when the query
-        was queued plus its timeout) ends the query earlier than ``limits.timeout_s`` would. Raises a
-        ``QueryError`` (refused, timeout, error, too_large) rather than anything else."""
-        try:
-            parse_read_query(sql)
-        except UnsafeQuery as exc:
-            raise QueryRefused(str(exc)) from None
-        return self.run_trusted(sql, (), limits, truncate=truncate, not_after=not_after, bound_rows=True)
+        was queued plus its timeout) ends the query earlier than ``limits.timeout_s`` would; ``turn``: the
+        ``FairPool`` turn it runs in; ``checked``: ``parse_read_query`` passed already. Raises a ``QueryError``
+        (refused, timeout, error, too_large) rather than anything else, or ``SliceSpent``."""
+        if not checked:
+            try:
+                parse_read_query(sql)
+            except UnsafeQuery as exc:
+                raise QueryRefused(str(exc)) from None
+        return self.run_trusted(sql, (), limits, truncate=truncate, not_after=not_after, bound_rows=True, turn=turn)
 
     def run_trusted(self, sql: str, params: tuple[Any, ...] = (), limits: QueryLimits = QueryLimits(), *,
-                    truncate: bool = True, not_after: float | None = None, bound_rows: bool = False) -> QueryResult:
+                    truncate: bool = True, not_after: float | None = None, bound_rows: bool = False,
+                    turn: Turn | None = None) -> QueryResult:
         """Run SQL the caller wrote itself (schema look-ups): no statement check, the same connection guards;
         ``bound_rows`` bounds the bytes of a row as ``execute`` does."""
         started = time.monotonic()
         at = started + limits.timeout_s if not_after is None else min(started + limits.timeout_s, not_after)
         if at <= started:
-            raise QueryTimeout(f"the query waited longer than its deadline ({limits.timeout_s:g} s) for a worker "
-                               "and was not run")
+            raise QueryTimeout("the deadline passed before the query could start (waiting for a worker, or the "
+                               "caller's earlier work, took it) and it was not run")
         entry = self._acquire()
         conn, deadline = entry
         deadline.at = at
-        deadline.yield_at = started + limits.yield_after_s
-        _watchdog.watch(conn, at)
+        deadline.excused_from = turn.client.excused() if turn is not None else 0.0
+        deadline.turn = turn
+        _watchdog.watch(conn, deadline)
         cursor = None
         narrowed = 0
         try:
@@ -422,11 +409,14 @@ class ReadOnlyDatabase:
         except QueryError:
             raise
         except sqlite3.Error as exc:
+            if turn is not None and turn.spent:
+                raise SliceSpent() from None
             raise self._translate(exc, limits, narrowed) from None
         except (OverflowError, MemoryError, ValueError) as exc:  # e.g. an integer parameter out of range
             raise QueryFailed(f"{type(exc).__name__}: {exc}") from None
         finally:
-            deadline.at = deadline.yield_at = math.inf
+            deadline.at = math.inf
+            deadline.turn = None
             if cursor is not None:
                 try:
                     cursor.close()
@@ -458,18 +448,24 @@ class ReadOnlyDatabase:
         columns = tuple(d[0] for d in cursor.description or ())
         rows: list[tuple[Any, ...]] = []
         size, over = 0, False
+        turn = deadline.turn
         for row in cursor:  # one row at a time: a chunk of rows of 16 MB values would be gigabytes
-            if time.monotonic() > deadline.at:  # turning values into Python objects is no SQLite step
+            if turn is not None and turn.checkpoint(deadline.until()):  # making Python values is no SQLite step
+                if turn.spent:
+                    raise SliceSpent()
                 raise QueryTimeout(f"the query ran longer than {limits.timeout_s:g} s and was stopped")
-            size += _row_bytes(row)
-            if len(rows) >= limits.max_rows or size > limits.max_bytes:
+            if time.monotonic() > deadline.until():
+                raise QueryTimeout(f"the query ran longer than {limits.timeout_s:g} s and was stopped")
+            row_size = _row_bytes(row)
+            if len(rows) >= limits.max_rows or size + row_size > limits.max_bytes:
                 over = True
                 break
+            size += row_size
             rows.append(row)
         if over and not truncate:
-            raise ResultTooLarge(f"the result has more than {limits.max_rows:,} rows or "
+            raise ResultOverLimits(f"the result has more than {limits.max_rows:,} rows or "
                                  f"{limits.max_bytes:,} bytes")
-        return QueryResult(columns, rows, over, time.monotonic() - started)
+        return QueryResult(columns, rows, over, time.monotonic() - started, size)
 
     @staticmethod
     def _translate(exc: sqlite3.Error, limits: QueryLimits, narrowed: int = 0) -> QueryError:

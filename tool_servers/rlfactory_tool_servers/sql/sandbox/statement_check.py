@@ -13,9 +13,10 @@ This is the first wall; the database connection itself is read-only and refuses 
 
 from __future__ import annotations
 
-import functools
 import logging
+import threading
 
+import cachetools
 import sqlglot
 from sqlglot import expressions as exp
 
@@ -47,6 +48,11 @@ def _first_line(text: str, limit: int = 160) -> str:
 
 
 _CACHED_CHARS = 4096  # short texts (every gold query, most predictions) are parsed once
+PARSE_CACHE_BYTES = 64 * 2**20
+"""What the parsed trees kept for texts seen again may hold, about: a tree holds some 250 bytes per character of its
+text (a 4 KB query's, 0.8 MB), so a count of entries would not bound it."""
+_TREE_BYTES_PER_CHAR = 256
+_TREE_BYTES_BASE = 8192
 
 
 def _parse(sql: str) -> exp.Expression:
@@ -84,10 +90,22 @@ def parse_read_query(sql: str) -> exp.Expression:
     """The parsed query (cached: do not modify it); ``UnsafeQuery`` unless ``sql`` is exactly one read query."""
     if not isinstance(sql, str):
         raise UnsafeQuery(f"the query must be text, got {type(sql).__name__}")
-    return _parse_cached(sql) if len(sql) <= _CACHED_CHARS else _parse(sql)
+    if len(sql) > _CACHED_CHARS:
+        return _parse(sql)
+    with _parsed_lock:
+        hit = _parsed.get(sql)
+    if hit is not None:
+        return hit[0]
+    tree = _parse(sql)
+    with _parsed_lock:
+        _parsed[sql] = (tree, _TREE_BYTES_BASE + _TREE_BYTES_PER_CHAR * len(sql))
+    return tree
 
 
-_parse_cached = functools.lru_cache(maxsize=8192)(_parse)
+_parsed: cachetools.LRUCache[str, tuple[exp.Expression, int]] = cachetools.LRUCache(
+    PARSE_CACHE_BYTES, getsizeof=lambda entry: entry[1])
+"""Parsed trees by text, each with the bytes it is reckoned to hold."""
+_parsed_lock = threading.Lock()
 
 
 def has_top_level_order_by(sql: str) -> bool:

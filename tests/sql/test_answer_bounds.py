@@ -1,0 +1,99 @@
+"""The SQL reward bounds each answer as a whole and keeps honest answers moving beside hostile ones: one CPU budget
+for an answer's query on every database of its test suite (it was a deadline per database: eleven of them), a long
+query parsed once (it was parsed again on every database), light answers checked before heavy ones, results and the
+gold cache counted in bytes as Python holds them (a 4-byte character among ASCII ones makes every character 4)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
+from rlfactory_reward_models.base import RewardInput
+from rlfactory_reward_models.sql.execution import SqlExecutionReward
+from rlfactory_tool_servers.sql.sandbox import statement_check
+from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog
+
+COUNT_BOOKS = "SELECT count(*) FROM books"
+SLOW_CTE = "(SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 300000) " \
+           "SELECT x FROM c))"
+SLOW_BUT_RIGHT = f"SELECT count(*) FROM books WHERE {SLOW_CTE} > 0"  # 0.1-0.2 s of CPU on each database
+ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c"
+
+
+class Task:
+    def __init__(self, gold_sql: str, db_id: str = "bookshop"):
+        self.db_id, self.gold_sql = db_id, gold_sql
+
+
+@pytest.fixture(scope="module")
+def suite_dir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("suites"))
+
+
+def suite_reward(suite_dir: str, **options) -> SqlExecutionReward:
+    return SqlExecutionReward(SAMPLE_DB_DIR, suite_dir=suite_dir, suite_queries={"bookshop": [COUNT_BOOKS]}, **options)
+
+
+async def test_an_answer_has_one_budget_for_all_its_databases(suite_dir):
+    reward = suite_reward(suite_dir, timeout_s=1.0)
+    try:
+        databases, _ = reward.databases("bookshop")
+        assert len(databases) == 11
+        alone = SqlExecutionReward(SAMPLE_DB_DIR, test_suite="off", timeout_s=1.0)
+        assert alone.verify("bookshop", COUNT_BOOKS, SLOW_BUT_RIGHT).value == 1.0  # within 1 s on one database
+        alone.close()
+        for answer in (SLOW_BUT_RIGHT, ENDLESS):
+            started = time.monotonic()
+            scored = await reward.score(RewardInput(Task(COUNT_BOOKS), answer))
+            assert scored.value == 0.0 and "more than 1 s of CPU on the 11 databases together" in scored.reason
+            assert time.monotonic() - started < 5.0  # a deadline per database let it run 11 x 1 s (or pay 1.0)
+        assert (await reward.score(RewardInput(Task(COUNT_BOOKS), COUNT_BOOKS))).value == 1.0
+    finally:
+        reward.close()
+
+
+async def test_a_long_query_is_parsed_once_not_on_every_database(suite_dir, monkeypatch):
+    reward = suite_reward(suite_dir)
+    parsed = []
+    real = statement_check._parse
+    monkeypatch.setattr(statement_check, "_parse", lambda sql: parsed.append(len(sql)) or real(sql))
+    long_in = "SELECT count(*) FROM books WHERE book_id NOT IN (" + ", ".join(map(str, range(10_000, 20_000))) + ")"
+    try:
+        scored = await reward.score(RewardInput(Task(COUNT_BOOKS), long_in))
+        assert scored.value == 1.0, scored.reason
+        assert [size for size in parsed if size > 4096] == [len(long_in)]  # it was parsed 12 times
+    finally:
+        reward.close()
+
+
+async def test_honest_answers_go_first_beside_more_hostile_answers_than_threads():
+    reward = SqlExecutionReward(DatabaseCatalog(SAMPLE_DB_DIR, threads=4), test_suite="off", timeout_s=2.0)
+    try:
+        hostile = [asyncio.ensure_future(reward.score(RewardInput(Task(COUNT_BOOKS), ENDLESS))) for _ in range(12)]
+        await asyncio.sleep(0.3)  # every thread a hostile answer could take is taken
+        took = []
+        for _ in range(5):
+            started = time.monotonic()
+            assert (await reward.score(RewardInput(Task(COUNT_BOOKS), COUNT_BOOKS))).value == 1.0
+            took.append(time.monotonic() - started)
+        assert max(took) < 1.0, took  # first come, first served: behind 12 answers running to their deadline
+        assert all(scored.value == 0.0 for scored in await asyncio.gather(*hostile))
+    finally:
+        reward.close()
+
+
+def test_results_and_the_gold_cache_are_counted_in_bytes():
+    reward = SqlExecutionReward(SAMPLE_DB_DIR, test_suite="off", gold_cache_bytes=2_000_000)
+    try:
+        database = reward.catalog.get("bookshop")
+        wide = database.execute("SELECT char(128512) || hex(zeroblob(100000))")
+        assert wide.nbytes >= 4 * 200_000  # one emoji: the text holds 4 bytes a character
+        for width in range(8):  # each gold result about 0.8 MB as Python holds it: the cache keeps two
+            gold = f"SELECT char(128512) || hex(zeroblob({100_000 + width}))"
+            assert reward.verify("bookshop", gold, gold).value == 1.0
+        assert reward._gold_cache.currsize <= 2_000_000 and len(reward._gold_cache) == 2
+    finally:
+        reward.close()

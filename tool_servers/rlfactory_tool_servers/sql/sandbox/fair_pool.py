@@ -1,0 +1,368 @@
+"""Fair use of the threads that run SQL: no client (an episode of the tools, an answer of the reward) can keep the
+others waiting, whatever its queries do.
+
+``FairPool.run(client, work, not_after)`` runs ``work(turn)`` in one of the pool's worker threads, once admitted:
+
+- Admission: a waiting unit of a *light* client goes before any of a heavy one, then the client that has used the
+  least CPU so far, then the oldest. A client runs at most its ``limit`` units at once, and heavy units hold at
+  most ``threads - reserve`` threads, so light work always finds a thread. A unit still waiting at ``not_after``
+  is not run (``QueryTimeout``).
+- Light and heavy: a client starts light (unless the caller says heavy: a long SQL text, whose parse no check can
+  cut). A light turn may use ``light_slice_s`` of CPU time; past it its query stops (``SliceSpent``, raised by
+  the engine), the client becomes heavy for good, and the unit waits again, as heavy: ``work`` runs again with a
+  heavy turn and goes on from the progress it keeps itself.
+- Heavy work yields the CPU: a heavy turn runs only while it holds the process's ``HEAVY_BATON`` (one runner at a
+  time per 8 cores, ``HEAVY_RUNNERS``), hands it to the next heavy turn every ``HEAVY_QUANTUM_S``, and while light
+  work runs anywhere in the process (``LIGHT``) rests ``REST_S`` after each quantum. Its queries check in
+  (``Turn.checkpoint``) from SQLite's progress handler and between the rows they fetch. So hostile queries share at
+  most one core among themselves, a fifth of it while honest ones run, and the event loops keep the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import math
+import os
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable, Hashable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from rlfactory_tool_servers.sql.sandbox.query_errors import QueryTimeout
+
+__all__ = ["HEAVY_BATON", "LIGHT", "Client", "FairPool", "SliceSpent", "Turn", "started_pool"]
+
+T = TypeVar("T")
+LIGHT_SLICE_S = 0.02
+"""CPU seconds one light turn may use before its client turns heavy, by default (a tool query on Spider uses about
+1 ms)."""
+HEAVY_QUANTUM_S = 0.01
+"""How long a heavy turn runs holding the baton before it rests (while light work runs) or hands it over."""
+REST_S = 0.04
+"""How long the baton rests after a quantum while light work runs: heavy work then takes at most a fifth of one
+core, and still moves on (an honest slow answer is slowed, not starved)."""
+MAX_CLIENTS = 16_384
+"""Named clients remembered (their CPU so far, whether heavy); the least recently used idle one is forgotten."""
+POOL_START_TIMEOUT_S = 10.0
+
+
+class SliceSpent(Exception):
+    """A light turn used its CPU slice: its work goes on as heavy (raised from a query; not a query error)."""
+
+
+def _wait_s(timeout: float) -> float | None:
+    """A timeout for waits: none for an endless one, never negative."""
+    return None if timeout == math.inf else max(timeout, 0.0)
+
+
+class _LightWork:
+    """How many light turns run in the process now; ``wait_idle`` returns when none does."""
+
+    def __init__(self) -> None:
+        self.running = 0
+        self._lock = threading.Lock()
+        self._idle = threading.Event()
+        self._idle.set()
+
+    def enter(self) -> None:
+        with self._lock:
+            self.running += 1
+            self._idle.clear()
+
+    def leave(self) -> None:
+        with self._lock:
+            self.running -= 1
+            if not self.running:
+                self._idle.set()
+
+    def wait_idle(self, timeout: float) -> None:
+        self._idle.wait(_wait_s(timeout))
+
+
+class _Baton:
+    """A lock handed over in arrival order (a releasing thread never takes it back before those waiting)."""
+
+    def __init__(self, holders: int) -> None:
+        self.free = holders
+        self._lock = threading.Lock()
+        self._queue: deque[threading.Event] = deque()
+
+    def acquire(self, timeout: float) -> bool:
+        with self._lock:
+            if self.free and not self._queue:
+                self.free -= 1
+                return True
+            handed = threading.Event()
+            self._queue.append(handed)
+        if handed.wait(_wait_s(timeout)):
+            return True
+        with self._lock:
+            if handed.is_set():
+                return True
+            self._queue.remove(handed)
+            return False
+
+    def release(self) -> None:
+        with self._lock:
+            if self._queue:
+                self._queue.popleft().set()
+            else:
+                self.free += 1
+
+    @property
+    def contended(self) -> bool:
+        return bool(self._queue)
+
+
+LIGHT = _LightWork()
+HEAVY_RUNNERS = max(1, (os.cpu_count() or 1) // 8)
+HEAVY_BATON = _Baton(HEAVY_RUNNERS)
+
+
+class Client:
+    """Whose work a unit is: an episode of the tools, an answer of the reward. ``limit``: its units at once;
+    ``slice_s``: the CPU of one light turn; ``cpu_budget_s``: the CPU all its units may use (``None``: no budget);
+    ``excuse_waits``: its deadlines move on by the time it waits for a worker, or in a heavy turn for the baton or
+    while resting for light work (``waited_s``), so others' load never times it out (its CPU budget bounds it)."""
+
+    __slots__ = ("key", "limit", "slice_s", "cpu_budget_s", "excuse_waits", "running", "waiting", "cpu_s",
+                 "waited_s", "heavy")
+
+    def __init__(self, key: Hashable, limit: int, slice_s: float = LIGHT_SLICE_S,
+                 cpu_budget_s: float | None = None, excuse_waits: bool = False) -> None:
+        self.key, self.limit, self.slice_s = key, limit, slice_s
+        self.cpu_budget_s, self.excuse_waits = cpu_budget_s, excuse_waits
+        self.running = self.waiting = 0
+        self.cpu_s = self.waited_s = 0.0
+        self.heavy = False
+
+    def excused(self) -> float:
+        """Seconds its deadlines have moved on by (see ``excuse_waits``)."""
+        return self.waited_s if self.excuse_waits else 0.0
+
+
+class Turn:
+    """One admitted run of a unit in a worker thread: its queries call ``checkpoint`` to know whether to stop."""
+
+    __slots__ = ("client", "heavy", "spent", "over_budget", "uncharged_s", "_slice_until", "_budget_until",
+                 "_holding")
+
+    def __init__(self, client: Client, heavy: bool) -> None:
+        self.client, self.heavy = client, heavy
+        self.spent = self.over_budget = False
+        self.uncharged_s = 0.0
+        self._slice_until = self._budget_until = math.inf  # thread CPU instants
+        self._holding = 0.0  # since when a heavy turn holds the baton (0: it does not)
+
+    def begin(self) -> None:
+        """Start in the worker thread: a light turn counts as light work from now (a heavy one takes the baton at
+        its first ``checkpoint``)."""
+        now = time.thread_time()
+        if self.client.cpu_budget_s is not None:
+            self._budget_until = now + self.client.cpu_budget_s - self.client.cpu_s
+        if not self.heavy:
+            LIGHT.enter()
+            self._slice_until = now + self.client.slice_s
+
+    def end(self) -> None:
+        if not self.heavy:
+            LIGHT.leave()
+        elif self._holding:
+            self._holding = 0.0
+            HEAVY_BATON.release()
+
+    @contextlib.contextmanager
+    def uncharged(self) -> Iterator[None]:
+        """A block whose CPU counts against neither the slice nor the budget: work done once for every client (a
+        trusted gold query whose result is cached), which says nothing of this client's weight."""
+        started, slice_until, budget_until = time.thread_time(), self._slice_until, self._budget_until
+        self._slice_until = self._budget_until = math.inf
+        try:
+            yield
+        finally:
+            used = time.thread_time() - started
+            self.uncharged_s += used
+            self._slice_until, self._budget_until = slice_until + used, budget_until + used
+
+    def checkpoint(self, until: float) -> bool:
+        """Whether the work must stop now: past the client's CPU budget (``over_budget``), a light turn past its
+        slice (``spent``), a heavy one past ``until`` (its query's deadline, a ``time.monotonic()`` instant). A
+        heavy turn runs only holding the baton: it takes it here; after each quantum it rests while light work runs
+        (still holding it, so no other heavy turn runs instead), then hands it over when others wait. A client that
+        excuses waits (``Client.excuse_waits``) waits here as long as it takes (the baton goes round in order)."""
+        cpu = time.thread_time()
+        if cpu > self._budget_until:
+            self.over_budget = True
+            return True
+        if not self.heavy:
+            self.spent = cpu > self._slice_until
+            return self.spent
+        started = time.monotonic()
+        limit = math.inf if self.client.excuse_waits else until - started  # how long it may wait here
+        if self._holding and started - self._holding > HEAVY_QUANTUM_S:
+            if LIGHT.running:
+                LIGHT.wait_idle(min(REST_S, limit))
+            if HEAVY_BATON.contended:
+                self._holding = 0.0
+                HEAVY_BATON.release()
+            else:
+                self._holding = time.monotonic()
+        taken = bool(self._holding) or HEAVY_BATON.acquire(limit - (time.monotonic() - started))
+        now = time.monotonic()
+        self._holding = self._holding or (now if taken else 0.0)
+        self.client.waited_s += now - started
+        return not taken or now > until + (now - started if self.client.excuse_waits else 0.0)
+
+
+class _Waiter:
+    __slots__ = ("seq", "client", "loop", "future", "turn")
+
+    def __init__(self, seq: int, client: Client, loop: asyncio.AbstractEventLoop) -> None:
+        self.seq, self.client, self.loop = seq, client, loop
+        self.future: asyncio.Future[None] = loop.create_future()
+        self.turn: Turn | None = None
+
+
+class FairPool:
+    """``threads`` worker threads shared fairly by clients (see the module docstring); ``reserve`` of them
+    (default a quarter) are for light work only."""
+
+    def __init__(self, threads: int, *, reserve: int | None = None, name: str = "rlf-sql"):
+        if threads < 1:
+            raise ValueError("threads must be at least 1")
+        self.threads = threads
+        self.heavy_threads = max(1, threads - (reserve if reserve is not None else max(1, threads // 4)))
+        self.name = name
+        self.busy = self.heavy_busy = 0
+        self._lock = threading.Lock()
+        self._waiting: list[_Waiter] = []
+        self._order = itertools.count()
+        self._clients: OrderedDict[Hashable, Client] = OrderedDict()
+        self._executor: ThreadPoolExecutor | None = None
+
+    def client(self, key: Hashable | None = None, limit: int = 2, *, slice_s: float = LIGHT_SLICE_S,
+               cpu_budget_s: float | None = None, excuse_waits: bool = False) -> Client:
+        """The client named ``key`` (remembered, so its CPU and heaviness carry from unit to unit), or a client of
+        its own when ``key`` is ``None`` (see ``Client`` for the others)."""
+        if key is None:
+            return Client(object(), limit, slice_s, cpu_budget_s, excuse_waits)
+        with self._lock:
+            found = self._clients.get(key)
+            if found is None:
+                found = self._clients[key] = Client(key, limit)
+                self._forget_idle()
+            self._clients.move_to_end(key)
+            return found
+
+    def _forget_idle(self) -> None:
+        while len(self._clients) > MAX_CLIENTS:
+            key, oldest = next(iter(self._clients.items()))
+            if oldest.running or oldest.waiting:
+                return
+            del self._clients[key]
+
+    async def run(self, client: Client, work: Callable[[Turn], T], not_after: float, *, heavy: bool = False) -> T:
+        """``work(turn)`` in a worker thread once admitted; again as heavy when a light turn raises
+        ``SliceSpent``. ``QueryTimeout`` when no thread came by ``not_after`` (a ``time.monotonic()`` instant;
+        ``math.inf``: wait as long as it takes)."""
+        client.heavy = client.heavy or heavy
+        while True:
+            waiting = time.monotonic()
+            turn = await self._admitted(client, not_after)
+            client.waited_s += time.monotonic() - waiting
+            try:
+                return await asyncio.wrap_future(self._pool().submit(self._in_thread, turn, work))
+            except SliceSpent:
+                client.heavy = True
+
+    def _in_thread(self, turn: Turn, work: Callable[[Turn], T]) -> T:
+        started = time.thread_time()
+        try:
+            turn.begin()
+            try:
+                return work(turn)
+            finally:
+                turn.end()
+        finally:
+            self._leave(turn, time.thread_time() - started - turn.uncharged_s)
+
+    async def _admitted(self, client: Client, not_after: float) -> Turn:
+        waiter = _Waiter(next(self._order), client, asyncio.get_running_loop())
+        with self._lock:
+            client.waiting += 1
+            self._waiting.append(waiter)
+            self._admit()
+        try:
+            await asyncio.wait_for(asyncio.shield(waiter.future), _wait_s(not_after - time.monotonic()))
+        except BaseException as exc:
+            with self._lock:
+                if waiter.turn is None:
+                    self._waiting.remove(waiter)
+                    client.waiting -= 1
+            if waiter.turn is not None:  # admitted as the wait ended: give the thread back unused
+                self._leave(waiter.turn, 0.0)
+            if isinstance(exc, TimeoutError):
+                raise QueryTimeout("the query waited past its deadline for a worker (other queries of this "
+                                     "client or of others held them) and was not run") from None
+            raise
+        assert waiter.turn is not None
+        return waiter.turn
+
+    def _admit(self) -> None:
+        """Admit waiting units while threads are free (called with the lock held)."""
+        while self.busy < self.threads and self._waiting:
+            eligible = [w for w in self._waiting if w.client.running < w.client.limit
+                        and (not w.client.heavy or self.heavy_busy < self.heavy_threads)]
+            if not eligible:
+                return
+            chosen = min(eligible, key=lambda w: (w.client.heavy, w.client.cpu_s, w.seq))
+            self._waiting.remove(chosen)
+            client = chosen.client
+            client.waiting -= 1
+            client.running += 1
+            self.busy += 1
+            self.heavy_busy += client.heavy
+            chosen.turn = Turn(client, client.heavy)
+            chosen.loop.call_soon_threadsafe(_wake, chosen)
+
+    def _leave(self, turn: Turn, cpu_s: float) -> None:
+        with self._lock:
+            turn.client.running -= 1
+            turn.client.cpu_s += cpu_s
+            self.busy -= 1
+            self.heavy_busy -= turn.heavy
+            self._admit()
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = started_pool(self.threads, self.name)
+        return self._executor
+
+    def close(self) -> None:
+        """Stop the worker threads (a unit running finishes first; a new ``run`` starts them again)."""
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _wake(waiter: _Waiter) -> None:
+    if not waiter.future.done():
+        waiter.future.set_result(None)
+
+
+def started_pool(threads: int, name: str = "rlf-sql") -> ThreadPoolExecutor:
+    """A pool whose ``threads`` workers all start now, not one by one as load first reaches them: a burst finds
+    them ready, and the process's thread count does not creep up during a run (it is what a soak checks for
+    leaks). Each worker's first task waits until every worker holds one, so the pool must start them all."""
+    pool = ThreadPoolExecutor(threads, thread_name_prefix=name)
+    everyone = threading.Barrier(threads)
+    for _ in range(threads):
+        pool.submit(everyone.wait, POOL_START_TIMEOUT_S)
+    return pool
