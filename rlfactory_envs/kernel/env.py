@@ -42,6 +42,7 @@ is the family's declaration's, not the env's (``rlfactory_envs.kernel.families``
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -65,6 +66,31 @@ if TYPE_CHECKING:
     from rlfactory_envs.kernel.task_source import TaskSource
 
 __all__ = ["EpisodeOver", "MissingToolWarning", "ToolEnv", "clip_text", "without_lone_surrogates"]
+
+
+def tool_call_id(turn: int, position: int) -> str:
+    """The id of the ``position``-th call of turn ``turn``: unique in the episode, the same for the same actions, and
+    nine letters and digits (what Mistral's templates require; any id is valid for the OpenAI API)."""
+    return f"c{turn % 10_000:04d}{position % 10_000:04d}"
+
+
+def assistant_message(action: str, calls: Sequence[ToolCall], ids: Sequence[str]) -> dict[str, Any]:
+    """The model's turn as an OpenAI chat message: its raw text, and the calls that ran as ``tool_calls`` (arguments
+    as a JSON string, as the API has them), each answered by the ``tool`` message with its ``tool_call_id``."""
+    message: dict[str, Any] = {"role": "assistant", "content": action}
+    if calls:
+        message["tool_calls"] = [{"id": i, "type": "function", "function": {
+            "name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}} for c, i in zip(calls, ids)]
+    return message
+
+
+def turn_messages(action: str, calls: Sequence[ToolCall], ids: Sequence[str], results: Sequence[ToolResult],
+                  feedback: str | None) -> list[dict[str, Any]]:
+    """One turn as OpenAI chat messages: the assistant's (``assistant_message``), a ``tool`` message answering each
+    call by its id, and the feedback as a user message."""
+    messages = [assistant_message(action, calls, ids)]
+    messages += [{"role": "tool", "tool_call_id": i, "name": r.name, "content": r.text} for i, r in zip(ids, results)]
+    return messages + ([{"role": "user", "content": feedback}] if feedback else [])
 
 
 class EpisodeOver(RuntimeError):
@@ -274,9 +300,11 @@ class ToolEnv(gym.Env[str, str]):
         calls = self._bind_arguments(parsed.tool_calls)
         results = [self._clip_result(r) for r in await self.run_tool_calls(calls)]
         feedback = self._feedback(notes + parsed.errors, parsed)
-        obs = clip_text(self.chat_format.observation(action, results, feedback), self.runtime.max_observation_chars,
-                        "observation")
-        self._record_turn(turn, action, obs, calls, results, feedback, info)
+        ids = [tool_call_id(turn, position) for position in range(len(results))]
+        obs = clip_text(self.chat_format.observation(action, results, feedback, call_ids=ids),
+                        self.runtime.max_observation_chars, "observation")
+        new_messages = turn_messages(action, parsed.tool_calls, ids, results, feedback)
+        self._record_turn(turn, action, obs, new_messages, calls, results, info)
         if self.record_timings:
             info["tool_latency_s"] = [r.latency_s for r in results]
             info["step_seconds"] = time.perf_counter() - started
@@ -284,12 +312,10 @@ class ToolEnv(gym.Env[str, str]):
                                         errors=sum(r.is_error for r in results))
         return obs, paid, False, False, info
 
-    def _record_turn(self, turn: int, action: str, obs: str, calls: list[ToolCall], results: list[ToolResult],
-                     feedback: str | None, info: dict[str, Any]) -> None:
-        """The turn's messages and tool results, in the episode and in ``info``."""
-        new_messages = [{"role": "assistant", "content": action}]
-        new_messages += [{"role": "tool", "name": r.name, "content": r.text} for r in results]
-        new_messages += [{"role": "user", "content": feedback}] if feedback else []
+    def _record_turn(self, turn: int, action: str, obs: str, new_messages: list[dict[str, Any]],
+                     calls: list[ToolCall], results: list[ToolResult], info: dict[str, Any]) -> None:
+        """The turn's messages and tool results (of ``calls`` as they reached the servers), in the episode and in
+        ``info``."""
         tool_results = [{"name": r.name, "arguments": self._shown_arguments(c.arguments), "text": r.text,
                          "is_error": r.is_error, "server": r.server} for c, r in zip(calls, results)]
         self._record(turn, action, obs, new_messages)

@@ -3,7 +3,8 @@ policy, batch by batch, and summarise them.
 
 Within a batch every env steps together (``EnvBatch``): the policy answers all live episodes concurrently, then
 every tool call of the batch is in flight at once. Each episode is one line of the trajectory file
-(``EpisodeRecord``, its fields written down in docs/cli.md, "Trajectory file format").
+(``EpisodeRecord``, its fields written down in docs/cli.md, "Trajectory file format"), written and flushed as the
+episode ends: a run killed midway keeps every episode it finished.
 """
 
 from __future__ import annotations
@@ -177,10 +178,12 @@ def describe_run(summary: RolloutSummary, records: list[EpisodeRecord], plan: Ta
 
 
 async def run_episodes(env_id: str, envs: list[ToolEnv], seeds: list[int], policy: Policy,
-                       task_ids: list[str | None] | None = None) -> list[EpisodeRecord]:
+                       task_ids: list[str | None] | None = None,
+                       on_finished: Callable[[EpisodeRecord], None] | None = None) -> list[EpisodeRecord]:
     """One episode on each of ``envs`` (reset with ``seeds``, and the task of ``task_ids`` pinned where given),
     stepped together with ``policy`` to their ends; the envs stay open (``run_rollouts`` makes and closes its own; a
-    soak keeps one set for hours)."""
+    soak keeps one set for hours). ``on_finished(record)`` is called as each episode ends, in the order they end
+    (``run_rollouts`` writes the trajectory line then, so a killed run keeps every finished episode)."""
     batch = EnvBatch(envs)
     options = [None if task_id is None else {"task_id": task_id} for task_id in (task_ids or [None] * len(envs))]
     resets = await batch.areset(seeds=seeds, options=options)
@@ -206,13 +209,29 @@ async def run_episodes(env_id: str, envs: list[ToolEnv], seeds: list[int], polic
             if result is not None:
                 observations[i] = result.observation
                 _add_step(records[i], result)
+        for i in live:
+            if envs[i].done:
+                _finish_record(records[i], envs[i])
+                if on_finished is not None:
+                    on_finished(records[i])
         live = [i for i in live if not envs[i].done]
-    for env, record in zip(envs, records):
-        record.messages, record.transcript, record.turns = env.messages, env.transcript, env.turn
-        outcome = env.last_reward
-        record.reward_info = dict(outcome.info) if outcome is not None else {}
-        record.solved = outcome is not None and outcome.value >= env.reward_model.reward_range[1]
     return records
+
+
+def _finish_record(record: EpisodeRecord, env: ToolEnv) -> None:
+    """The episode's messages, transcript and outcome, from its env once it ended."""
+    record.messages, record.transcript, record.turns = env.messages, env.transcript, env.turn
+    outcome = env.last_reward
+    record.reward_info = dict(outcome.info) if outcome is not None else {}
+    record.solved = outcome is not None and outcome.value >= env.reward_model.reward_range[1]
+
+
+def _write(out: TextIO | None, record: EpisodeRecord, bar: tqdm) -> None:
+    """One finished episode's trajectory line, written and flushed at once."""
+    if out is not None:
+        out.write(record.to_json() + "\n")
+        out.flush()
+    bar.update(1)
 
 
 def _add_step(record: EpisodeRecord, result: Any) -> None:
@@ -240,8 +259,8 @@ async def run_rollouts(env_id: str, policy_factory: Callable[[ToolEnv], Policy],
                        progress: bool = True) -> tuple[RolloutSummary, list[EpisodeRecord]]:
     """Play the task plan ``plan_tasks(env.tasks, n, order=order, repeat=repeat, seed=seed)`` of ``env_id`` (a
     registered id or an env spec path): by default every task once, in the dataset's order; episode ``i`` is reset
-    with seed ``seed + i``. Episodes run in batches; each record is written to ``out`` as a JSONL line. A policy
-    with an endpoint is checked first (``ConfigError`` when it cannot be reached or does not serve its model)."""
+    with seed ``seed + i``. Episodes run in batches; each record is written to ``out`` as a JSONL line (flushed) as its
+    episode ends. A policy with an endpoint is checked first (``ConfigError`` when it cannot be reached or does not serve its model)."""
     kwargs = dict(env_kwargs or {})
     kwargs["record_timings"] = True
     envs = [make_env(env_id, **kwargs)]
@@ -259,12 +278,9 @@ async def run_rollouts(env_id: str, policy_factory: Callable[[ToolEnv], Policy],
             for first in range(0, len(plan), batch_size):
                 seeds = list(plan.seeds[first:first + batch_size])
                 task_ids = list(plan.task_ids[first:first + batch_size])
-                chunk = await run_episodes(env_id, batch.envs[: len(seeds)], seeds, policy, task_ids)
-                for record in chunk:
-                    if out is not None:
-                        out.write(record.to_json() + "\n")
+                chunk = await run_episodes(env_id, batch.envs[: len(seeds)], seeds, policy, task_ids,
+                                           on_finished=lambda record: _write(out, record, bar))
                 records += chunk
-                bar.update(len(chunk))
     finally:
         for env in envs:
             env.close()
