@@ -36,7 +36,8 @@ adapters)."""
 
 
 def rollout(args: argparse.Namespace) -> int:
-    """Run the episodes; 1 when some failed for a reason outside the model (the summary names it), else 0."""
+    """Run the episodes; 1 when some failed for a reason outside the model, or when every episode's reward (or a
+    term of it: a judge) failed (the summary names why), else 0."""
     kwargs = env_kwargs_from_options(args.env_id, args.set, args.env_kwargs)  # a bad setting fails before any output is opened
     factory = policy_factory(args)
     out_path = Path(args.out) if args.out else None
@@ -58,6 +59,9 @@ def rollout(args: argparse.Namespace) -> int:
     if summary.failed:
         print(f"rlf rollout: {summary.failed} of {summary.episodes} episodes failed for a reason outside the model "
               f"(see 'failed because' above)", file=sys.stderr)
+        return 1
+    if summary.rewards_unusable:
+        print(f"rlf rollout: {summary.rewards_unusable}: the rewards cannot be used", file=sys.stderr)
         return 1
     return 0
 

@@ -93,6 +93,10 @@ class RolloutSummary:
     """Episodes scored after a tool call hit a deadline or a dead server: rewards a sick server may have biased."""
     failures: dict[str, int] = field(default_factory=dict)
     """Why episodes failed (the policy's endpoint, a tool server, the env), most frequent first, with counts."""
+    reward_terms_failed: dict[str, int] = field(default_factory=dict)
+    """For a weighted reward: episodes in which each term failed (a judge that gave no verdict), by term."""
+    reward_failures: dict[str, int] = field(default_factory=dict)
+    """Why rewards failed (in whole or in part), most frequent first, with counts."""
     report: dict[str, Any] | None = None
     report_table: str | None = None
     format_errors: int = 0
@@ -104,6 +108,20 @@ class RolloutSummary:
     (``TaskPlan.describe``)."""
     sampling: dict[str, float] = field(default_factory=dict)
     """With ``repeat`` K > 1: pass@k (k = 1, 2, 4, ..., K; unbiased estimate) and mean@K."""
+
+    @property
+    def rewards_unusable(self) -> str | None:
+        """Why no reward of the run can be trusted (every episode's reward, or one term of it, failed), or
+        ``None``."""
+        if not self.episodes:
+            return None
+        broken = [name for name, count in self.reward_terms_failed.items() if count == self.episodes]
+        if self.rewards_failed == self.episodes:
+            broken = ["the reward"]
+        if not broken:
+            return None
+        reason = next(iter(self.reward_failures), "no reason given")
+        return f"{' and '.join(broken)} failed in every episode ({reason})"
 
     def table(self) -> str:
         rows = [("policy", " - ".join(filter(None, (self.policy.get("name"), self.policy.get("description")))))] \
@@ -127,7 +145,10 @@ class RolloutSummary:
             ("steps/s", f"{self.steps_per_s:.1f}"),
             ("episodes/s", f"{self.episodes_per_s:.1f}"),
         ]
+        terms = ", ".join(f"{name} {count}" for name, count in self.reward_terms_failed.items())
+        rows += [("reward terms failed", terms)] if terms else []
         rows += [("failed because", f"{count} x {reason}") for reason, count in self.failures.items()]
+        rows += [("reward failed because", f"{count} x {reason}") for reason, count in self.reward_failures.items()]
         width = max(len(name) for name, _ in rows)
         table = "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
         return f"{table}\n\n{self.report_table}" if self.report_table else table
@@ -162,8 +183,16 @@ def summarise(records: list[EpisodeRecord], seconds: float) -> RolloutSummary:
         rewards_failed=sum(bool(r.reward_info.get("reward_failed")) for r in records),
         rewards_after_failed_calls=sum(r.failed_tool_calls > 0 for r in records),
         failures=dict(Counter(r.error for r in records if r.error is not None).most_common(MAX_FAILURE_REASONS)),
+        reward_terms_failed=dict(Counter(name for r in records for name in r.reward_info.get("failed_terms", ()))),
+        reward_failures=dict(Counter(r.reward_reason or "no reason given" for r in records if _reward_failed(r))
+                             .most_common(MAX_FAILURE_REASONS)),
         format_errors=sum(r.format_errors for r in records),
     )
+
+
+def _reward_failed(record: EpisodeRecord) -> bool:
+    """Whether the episode's reward, or a term of it, failed (rather than scored the answer)."""
+    return bool(record.reward_info.get("reward_failed") or record.reward_info.get("failed_terms"))
 
 
 def describe_run(summary: RolloutSummary, records: list[EpisodeRecord], plan: TaskPlan, policy: Policy) -> None:
