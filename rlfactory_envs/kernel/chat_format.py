@@ -71,6 +71,11 @@ class ChatFormat(Protocol):
         ``tool`` messages: ``--tool-mode text``)."""
         ...
 
+    def prompt_messages(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The episode's opening messages as the format shows them (a template that renders no tools gets them
+        stated in the first turn); the last one is the prompt."""
+        ...
+
 
 class Qwen3ChatFormat:
     """Qwen3 / Hermes ChatML, byte-for-byte what the official Qwen3 chat template renders.
@@ -113,6 +118,9 @@ class Qwen3ChatFormat:
 
     def results_as_text(self, texts: Sequence[str]) -> str:
         return "\n".join(f"<tool_response>\n{text}\n</tool_response>" for text in texts)
+
+    def prompt_messages(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        return list(messages)
 
     def close_turn(self, response: str) -> str:
         if response.endswith(IM_END):
@@ -177,6 +185,9 @@ class SearchR1Format:
     def results_as_text(self, texts: Sequence[str]) -> str:
         joined = "\n".join(text.strip() for text in texts)
         return f"<information>{joined}</information>"
+
+    def prompt_messages(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        return list(messages)
 
     def observation(self, response: str, results: Sequence[ToolResult], feedback: str | None, *,
                     call_ids: Sequence[str] = ()) -> str:

@@ -481,7 +481,8 @@ class ToolEnv(gym.Env[str, str]):
     def _begin(self, task: Any) -> tuple[str, dict[str, Any]]:
         specs = self._specs_for(task)
         self.runtime.check_prompt_tools(self.prompt_tools, {spec.name for spec in specs}, type(self).__name__)
-        messages = self.initial_messages(task, specs)
+        tools = [spec.openai_schema() for spec in specs]
+        messages = self.chat_format.prompt_messages(self.initial_messages(task, specs), tools)
         prompt = messages[-1]["content"]
         if len(prompt) > self.limits.max_prompt_chars:
             raise ConfigError(f"the task prompt has {len(prompt):,} characters, over max_prompt_chars="
@@ -496,8 +497,7 @@ class ToolEnv(gym.Env[str, str]):
         info = self._base_info(0)
         info["task"] = self.task_to_dict(task)
         info["messages"] = [dict(m) for m in messages]
-        shown = self.chat_format.shows_tool_schemas
-        info["tools"] = [spec.openai_schema() for spec in specs] if shown else []
+        info["tools"] = tools if self.chat_format.shows_tool_schemas else []
         return prompt, info
 
     def _base_info(self, turn: int) -> dict[str, Any]:
