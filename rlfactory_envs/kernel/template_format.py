@@ -161,6 +161,15 @@ class TemplateChatFormat:
                 return f"it cannot render {what}: {type(exc).__name__}: {exc}"
             if not whole.startswith(head):
                 return f"after {what} the model's turn renders differently"
+        return self._history_problem(cases[-1][1], cases[-1][2], results)
+
+    def _history_problem(self, before: list[dict[str, Any]], more: list[dict[str, Any]],
+                         results: list[ToolResult]) -> str | None:
+        """Whether a turn's observation depends on the turns before it (it is taken from a one-turn conversation)."""
+        head = self._through_turn(self._render(before, None, False))
+        after = self._render(before + more, None, True)[len(head):]
+        if self.shape.end_of_turn + after != self.observation(ANSWER + "2", results, None, call_ids=["c00020000"]):
+            return "a turn's results render differently after earlier turns"
         return None
 
     def _through_turn(self, text: str) -> str:

@@ -43,25 +43,29 @@ class PythonicParser(NativeCallParser):
             tree = ast.parse(text.strip(), mode="eval").body
             if not isinstance(tree, ast.List) or not all(isinstance(e, ast.Call) for e in tree.elts):
                 raise _NotALiteral("the response must be a Python list of function calls")
-            return all_calls([_call(element) for element in tree.elts])
+            return all_calls([_call(element, lenient) for element in tree.elts])
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             return None, f"{exc.msg if isinstance(exc, SyntaxError) else exc}: {preview(text)!r}"
 
 
-def _call(node: ast.Call) -> tuple[str, dict[str, Any]]:
+def _call(node: ast.Call, lenient: bool) -> tuple[str, dict[str, Any]]:
     if not isinstance(node.func, ast.Name) or node.args:
         raise _NotALiteral("each call is a function name with keyword arguments only")
-    return node.func.id, {keyword.arg: _literal(keyword.value) for keyword in node.keywords if keyword.arg}
+    return node.func.id, {k.arg: _literal(k.value, lenient) for k in node.keywords if k.arg}
 
 
-def _literal(node: ast.expr) -> Any:
-    """A literal value as vLLM reads one: constants, lists and dicts with constant keys."""
+def _literal(node: ast.expr, lenient: bool) -> Any:
+    """A literal value as vLLM reads one: constants, lists and dicts with constant keys (not ``-1``, a unary
+    operation on a constant, which only a repair reads)."""
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.List):
-        return [_literal(item) for item in node.elts]
+        return [_literal(item, lenient) for item in node.elts]
     if isinstance(node, ast.Dict) and all(isinstance(key, ast.Constant) for key in node.keys):
-        return {key.value: _literal(value) for key, value in zip(node.keys, node.values)}  # type: ignore[union-attr]
+        return {key.value: _literal(value, lenient) for key, value in zip(node.keys, node.values)}  # type: ignore
+    if lenient and isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and \
+            isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, (int, float)):
+        return -node.operand.value
     raise _NotALiteral("tool call arguments must be literals")
 
 
