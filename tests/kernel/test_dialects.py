@@ -4,6 +4,8 @@ raise on model output."""
 
 from __future__ import annotations
 
+import keyword
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -106,7 +108,10 @@ def test_harmony_calls_are_messages_to_functions_and_the_answer_is_in_the_final_
 
 # -- every dialect ----------------------------------------------------------------------------------------------
 
-ARGUMENTS = st.dictionaries(st.from_regex(r"[a-z][a-z_]{0,8}", fullmatch=True),
+NAMES = st.from_regex(r"[a-z][a-z_]{0,12}", fullmatch=True).filter(lambda name: not keyword.iskeyword(name))
+"""Tool and argument names every dialect can write: a Python keyword (``as``, ``from``) is no name in a pythonic
+call, for vLLM's parser (``ast.parse``) as for ours."""
+ARGUMENTS = st.dictionaries(NAMES.filter(lambda name: len(name) <= 9),
                             st.one_of(st.text(max_size=20), st.integers(min_value=0), st.booleans(), st.none(),
                                       st.lists(st.integers(min_value=0), max_size=3)), max_size=3)
 """Arguments every dialect's serving parser reads (vLLM's pythonic parser reads no negative number: below)."""
@@ -114,11 +119,16 @@ ARGUMENTS = st.dictionaries(st.from_regex(r"[a-z][a-z_]{0,8}", fullmatch=True),
 
 @pytest.mark.parametrize("name", sorted(DIALECTS))
 @settings(max_examples=40, deadline=None)
-@given(arguments=ARGUMENTS, tool=st.from_regex(r"[a-z][a-z_]{0,12}", fullmatch=True))
+@given(arguments=ARGUMENTS, tool=NAMES)
 def test_what_a_dialect_writes_its_parser_reads_back(name, arguments, tool):
     written = DIALECTS[name].render_call(ToolCall(tool, arguments))
     action = DIALECTS[name].parser().parse(written)
     assert [(c.name, c.arguments) for c in action.tool_calls] == [(tool, arguments)] and action.errors == []
+
+
+def test_a_pythonic_call_named_by_a_keyword_is_an_error_not_a_call():
+    action = dialect("pythonic").parser().parse("[search(from=1)]")
+    assert action.tool_calls == [] and action.errors
 
 
 @pytest.mark.parametrize("name", sorted(DIALECTS))

@@ -2,6 +2,7 @@
 Python list of calls with keyword arguments of literal values, ``[search(query="x", topk=3), ...]``. vLLM serves
 Gemma 3 with it and ``examples/tool_chat_template_gemma3_pythonic.jinja``, whose words ``tool_prompt`` uses: Gemma 3's
 own template renders no tools. Repair takes the list out of a Markdown ``tool_code`` block or text around it.
+A tool or argument named by a Python keyword (``from``, ``in``) cannot be called in this dialect (nor by vLLM).
 """
 
 from __future__ import annotations
