@@ -23,6 +23,7 @@ from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.families import FamilyCommand, discover_servers, tooling_of
 from rlfactory_envs.registry import ENVIRONMENTS, FAMILIES
 from rlfactory_envs.rollout.model_free import ReferencePolicy, ReplayPolicy
+from rlfactory_envs.rollout.chat_request import TOOL_MODES
 from rlfactory_envs.rollout.policy import OpenAIChatPolicy
 from rlfactory_envs.rollout.runner import run_rollouts
 from rlfactory_envs.rollout.task_plan import TASK_ORDERS
@@ -37,7 +38,8 @@ adapters)."""
 
 
 def rollout(args: argparse.Namespace) -> int:
-    """Run the episodes; 1 when some failed for a reason outside the model (the summary names it), else 0."""
+    """Run the episodes; 1 when some failed for a reason outside the model, or when every episode's reward (or a
+    term of it: a judge) failed (the summary names why), else 0."""
     kwargs = env_kwargs_from_options(args.env_id, args.set, args.env_kwargs)  # a bad setting fails before any output is opened
     factory = policy_factory(args)
     out_path = Path(args.out) if args.out else None
@@ -59,6 +61,9 @@ def rollout(args: argparse.Namespace) -> int:
     if summary.failed:
         print(f"rlf rollout: {summary.failed} of {summary.episodes} episodes failed for a reason outside the model "
               f"(see 'failed because' above)", file=sys.stderr)
+        return 1
+    if summary.rewards_unusable:
+        print(f"rlf rollout: {summary.rewards_unusable}: the rewards cannot be used", file=sys.stderr)
         return 1
     return 0
 
@@ -90,7 +95,7 @@ def openai_factory(args: argparse.Namespace) -> Callable[[Any], Any]:
         warnings.warn(f"--repeat {args.repeat} at --temperature 0 samples each task {args.repeat} times the same way; "
                       "pass --temperature 1.0 (or your sampling temperature) for pass@k", stacklevel=1)
     return lambda env: OpenAIChatPolicy(args.base_url, args.model, api_key=args.api_key, temperature=args.temperature,
-                                        max_tokens=args.max_tokens, extra_body=extra)
+                                        max_tokens=args.max_tokens, extra_body=extra, tool_mode=args.tool_mode)
 
 
 def audit(args: argparse.Namespace) -> int:
@@ -204,6 +209,10 @@ def build_parser() -> argparse.ArgumentParser:
     ro.add_argument("--temperature", type=float, default=0.0)
     ro.add_argument("--max-tokens", type=int, default=1024)
     ro.add_argument("--extra-body", help="JSON merged into each request (e.g. vLLM sampling options)")
+    ro.add_argument("--tool-mode", choices=TOOL_MODES, default="native",
+                    help="native (default): the history with structured tool_calls answered by tool messages with "
+                    "their tool_call_id (any OpenAI-compatible server); text: the calls as the model's raw text and "
+                    "the results as user messages, for a server without a tool parser")
     ro.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     au = sub.add_parser("audit", parents=[debug], help="run known reward hacks against an env's reward; exit 1 when one earns "

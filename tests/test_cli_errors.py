@@ -28,8 +28,8 @@ def test_a_set_value_of_the_wrong_type_names_the_setting():
 
 
 def test_a_set_choice_names_the_choices():
-    line = one_line_error(rlf("rollout", "rlf/Search-NQ-v0", "-n", "1", "--set", "chat_format=hermes"))
-    assert "chat_format='hermes' is not one of 'qwen3', 'search_r1'" in line
+    line = one_line_error(rlf("rollout", "rlf/Search-NQ-v0", "-n", "1", "--set", "chat_format=chatgpt"))
+    assert "unknown chat_format 'chatgpt'; choose one of qwen3, hermes, search_r1, template" in line
 
 
 def test_set_values_are_read_as_the_setting_types_them(tmp_path):

@@ -5,7 +5,9 @@ travel verdict), times its weight. A model shared by several terms is scored onc
 is the weighted sum of the terms' ranges (a negative weight is a penalty), and each term's value is checked
 against its model's range: a term that fails (its model raised, or gave a value outside its range or no such part)
 counts the low end of its range, with the reason. ``parts`` holds each term's value under its name, then the
-models' own parts where no term has that name; ``info`` merges the models' (e.g. ``travel_eval``, ``judge``).
+models' own parts where no term has that name; ``info`` merges the models' (e.g. ``travel_eval``, ``judge``),
+names the terms that failed in ``failed_terms`` (raised, out of range, or marked ``reward_failed`` by their model: a
+judge that gave no verdict), and is ``reward_failed`` only when every term failed.
 """
 
 from __future__ import annotations
@@ -72,13 +74,16 @@ class WeightedReward(RewardModelBase):
         return [self._combine({key: rewards[i] for key, rewards in by_model.items()}) for i in range(len(items))]
 
     def _combine(self, rewards: Mapping[int, Reward | BaseException]) -> Reward:
-        weighted, parts, reasons = [], {}, []
+        weighted, parts, reasons, failed = [], {}, [], []
         for term in self.terms:
-            value, failure = term.value(rewards[id(term.model)])
+            reward = rewards[id(term.model)]
+            value, failure = term.value(reward)
             weighted.append(term.weight * value)
             parts[term.name] = value
             if failure is not None:
                 reasons.append(f"{term.name}: {failure}")
+            if failure is not None or (isinstance(reward, Reward) and reward.info.get("reward_failed")):
+                failed.append(term.name)
         info: dict[str, Any] = {}
         for term in self.terms:
             reward = rewards[id(term.model)]
@@ -89,6 +94,11 @@ class WeightedReward(RewardModelBase):
                     info.setdefault(key, value)
                 if reward.reason and not any(r.startswith(f"{term.name}:") for r in reasons):
                     reasons.append(f"{term.name}: {reward.reason}")
+        info.pop("reward_failed", None)
+        if failed:
+            info["failed_terms"] = failed
+        if len(failed) == len(self.terms):
+            info["reward_failed"] = True
         low, high = self.reward_range
         return Reward(min(max(math.fsum(weighted), low), high), parts, "; ".join(dict.fromkeys(reasons)) or None, info)
 

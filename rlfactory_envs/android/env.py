@@ -39,7 +39,7 @@ from rlfactory_envs.android.family import FAMILY
 from rlfactory_envs.android.parser import AndroidActionParser
 from rlfactory_envs.android.prompt import android_messages
 from rlfactory_envs.android.tasks import AndroidTask, load_android_tasks
-from rlfactory_envs.kernel.chat_format import Qwen3ChatFormat
+from rlfactory_envs.kernel.chat_template import settings_chat_format
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.config import bundled_server_config
@@ -149,7 +149,7 @@ class AndroidEnv(ToolEnv):
         templates = [settings.templates] if isinstance(settings.templates, str) else settings.templates
         if serving.backend == "adb":
             templates = real_device_templates(templates)
-        chat_format = Qwen3ChatFormat(enable_thinking=settings.enable_thinking)
+        chat_format = settings_chat_format(settings)
         servers = serving.tool_servers or android_server_config(transport=serving.transport, backend=serving.backend,
                                                                 serial=serving.serial, adb_path=serving.adb_path)
         return AndroidRuntime(

@@ -12,7 +12,7 @@
   ``options={"task": row}`` takes a row given in full.
 - Prompt: ``system_prompt`` (a question row without one gets ``DEFAULT_SYSTEM_PROMPT``), ``prompt_template``
   (how a ``question`` row becomes the user message: ``str.format`` over the row's columns), ``chat_format``
-  (``qwen3``, ``search_r1``), ``answer_tag``: the final answer is the text inside ``<answer>...</answer>``.
+  (``qwen3``, ``search_r1``, or the model's own template: ``chat_template=``), ``answer_tag``: the final answer is the text inside ``<answer>...</answer>``.
 - Reward: ``reward``, a built-in name (``exact_match``, ``f1``, ``contains``), ``"package.module:function"`` or a
   function (see ``reward``), returning values inside ``reward_range``.
 
@@ -36,7 +36,7 @@ from rlfactory_envs.generic.family import FAMILY, SAMPLE_TOOLS
 from rlfactory_envs.generic.task import GenericTask
 from rlfactory_envs.generic.tasks import load_generic_tasks
 from rlfactory_envs.generic.tool_sources import ToolServers, tool_config
-from rlfactory_envs.kernel.chat_format import make_chat_format
+from rlfactory_envs.kernel.chat_template import settings_chat_format
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.session import TransportError
@@ -90,8 +90,6 @@ class GenericSettings(EnvSettings):
     data_path: str | None = None
     system_prompt: str | None = None
     prompt_template: str = "{question}"
-    chat_format: Any = "qwen3"
-    """A chat format's name (``qwen3``, ``search_r1``) or a ``ChatFormat``."""
     limits: EpisodeLimits = EpisodeLimits(max_turns=4, reward_timeout_s=60.0)
     serving: GenericServing = GenericServing()
     scoring: GenericScoring = GenericScoring()
@@ -142,9 +140,7 @@ class McpEnv(ToolEnv):
     def build_runtime(cls, settings: GenericSettings, parts: Parts) -> GenericRuntime:
         """The runtime, checked whole (tools, every row, the reward on the first row) before any episode."""
         serving, scoring = settings.serving, settings.scoring
-        chat_format = settings.chat_format
-        if isinstance(chat_format, str):
-            chat_format = make_chat_format(chat_format, enable_thinking=settings.enable_thinking)
+        chat_format = settings_chat_format(settings, choices=("qwen3", "hermes", "search_r1"))
         runtime = GenericRuntime(
             settings=settings, parts=parts, system_prompt=settings.system_prompt,
             prompt_template=settings.prompt_template, bound_columns=dict(serving.bound_arguments or {}),

@@ -46,7 +46,11 @@ class ChatFormat(Protocol):
     @property
     def template_kwargs(self) -> dict[str, Any]: ...
 
-    def observation(self, response: str, results: Sequence[ToolResult], feedback: str | None) -> str: ...
+    def observation(self, response: str, results: Sequence[ToolResult], feedback: str | None, *,
+                    call_ids: Sequence[str] = ()) -> str:
+        """The text after ``response``: the turn's close, ``results`` (answering the calls ``call_ids``, in order),
+        ``feedback``, and the next turn's opening."""
+        ...
 
     def parser(self, max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS, answer_tag: str = "answer",
                repair: bool = False) -> ActionParser:
@@ -60,6 +64,16 @@ class ChatFormat(Protocol):
 
     def invalid_action_feedback(self, tool_names: Sequence[str], answer_tag: str = "answer") -> str:
         """What the model is told when a response neither calls a tool nor answers."""
+        ...
+
+    def results_as_text(self, texts: Sequence[str]) -> str:
+        """Tool results as the model reads them inside a user turn, for a server sent the history as text (no
+        ``tool`` messages: ``--tool-mode text``)."""
+        ...
+
+    def prompt_messages(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The episode's opening messages as the format shows them (a template that renders no tools gets them
+        stated in the first turn); the last one is the prompt."""
         ...
 
 
@@ -102,6 +116,12 @@ class Qwen3ChatFormat:
         return (f"Your response contained neither a tool call nor a final answer. {call}, or give the final answer "
                 f"between <{answer_tag}> and </{answer_tag}>.")
 
+    def results_as_text(self, texts: Sequence[str]) -> str:
+        return "\n".join(f"<tool_response>\n{text}\n</tool_response>" for text in texts)
+
+    def prompt_messages(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        return list(messages)
+
     def close_turn(self, response: str) -> str:
         if response.endswith(IM_END):
             return "\n"
@@ -113,7 +133,8 @@ class Qwen3ChatFormat:
         header = f"{IM_START}assistant\n"
         return header if self.enable_thinking else header + "<think>\n\n</think>\n\n"
 
-    def observation(self, response: str, results: Sequence[ToolResult], feedback: str | None) -> str:
+    def observation(self, response: str, results: Sequence[ToolResult], feedback: str | None, *,
+                    call_ids: Sequence[str] = ()) -> str:
         turns = []
         if results:
             body = "".join(f"\n<tool_response>\n{r.text}\n</tool_response>" for r in results)
@@ -161,7 +182,15 @@ class SearchR1Format:
                 "</search>. To give the final answer, I should put it between <answer> and </answer>. "
                 "Let me try again.")
 
-    def observation(self, response: str, results: Sequence[ToolResult], feedback: str | None) -> str:
+    def results_as_text(self, texts: Sequence[str]) -> str:
+        joined = "\n".join(text.strip() for text in texts)
+        return f"<information>{joined}</information>"
+
+    def prompt_messages(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        return list(messages)
+
+    def observation(self, response: str, results: Sequence[ToolResult], feedback: str | None, *,
+                    call_ids: Sequence[str] = ()) -> str:
         text = ""
         if results:
             joined = "\n".join(r.text.strip() for r in results)

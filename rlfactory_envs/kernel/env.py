@@ -43,6 +43,7 @@ is the family's declaration's, not the env's (``rlfactory_envs.kernel.families``
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -66,6 +67,31 @@ if TYPE_CHECKING:
     from rlfactory_envs.kernel.task_source import TaskSource
 
 __all__ = ["EpisodeOver", "MissingToolWarning", "OpenTurn", "ToolEnv", "clip_text", "without_lone_surrogates"]
+
+
+def tool_call_id(turn: int, position: int) -> str:
+    """The id of the ``position``-th call of turn ``turn``: unique in the episode, the same for the same actions, and
+    nine letters and digits (what Mistral's templates require; any id is valid for the OpenAI API)."""
+    return f"c{turn % 10_000:04d}{position % 10_000:04d}"
+
+
+def assistant_message(action: str, calls: Sequence[ToolCall], ids: Sequence[str]) -> dict[str, Any]:
+    """The model's turn as an OpenAI chat message: its raw text, and the calls that ran as ``tool_calls`` (arguments
+    as a JSON string, as the API has them), each answered by the ``tool`` message with its ``tool_call_id``."""
+    message: dict[str, Any] = {"role": "assistant", "content": action}
+    if calls:
+        message["tool_calls"] = [{"id": i, "type": "function", "function": {
+            "name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}} for c, i in zip(calls, ids)]
+    return message
+
+
+def turn_messages(action: str, calls: Sequence[ToolCall], ids: Sequence[str], results: Sequence[ToolResult],
+                  feedback: str | None) -> list[dict[str, Any]]:
+    """One turn as OpenAI chat messages: the assistant's (``assistant_message``), a ``tool`` message answering each
+    call by its id, and the feedback as a user message."""
+    messages = [assistant_message(action, calls, ids)]
+    messages += [{"role": "tool", "tool_call_id": i, "name": r.name, "content": r.text} for i, r in zip(ids, results)]
+    return messages + ([{"role": "user", "content": feedback}] if feedback else [])
 
 
 class EpisodeOver(RuntimeError):
@@ -318,9 +344,11 @@ class ToolEnv(gym.Env[str, str]):
         action, parsed, info = turn.action, turn.parsed, turn.info
         results = [self._clip_result(r) for r in results]
         feedback = self._feedback(turn.notes + parsed.errors, parsed)
-        obs = clip_text(self.chat_format.observation(action, results, feedback), self.runtime.max_observation_chars,
-                        "observation")
-        self._record_turn(turn.turn, action, obs, turn.calls, results, feedback, info)
+        ids = [tool_call_id(turn.turn, position) for position in range(len(results))]
+        obs = clip_text(self.chat_format.observation(action, results, feedback, call_ids=ids),
+                        self.runtime.max_observation_chars, "observation")
+        new_messages = turn_messages(action, parsed.tool_calls, ids, results, feedback)
+        self._record_turn(turn.turn, action, obs, new_messages, turn.calls, results, info)
         if self.record_timings:
             info["tool_latency_s"] = [r.latency_s for r in results]
             info["step_seconds"] = time.perf_counter() - turn.started
@@ -330,13 +358,10 @@ class ToolEnv(gym.Env[str, str]):
                                         errors=sum(r.is_error for r in results))
         return obs, paid, False, False, info
 
-    def _record_turn(self, turn: int, action: str, obs: str, calls: list[ToolCall], results: list[ToolResult],
-                     feedback: str | None, info: dict[str, Any]) -> None:
-        """The turn's messages and tool results, in the episode and in ``info``."""
-        new_messages = [{"role": "assistant", "content": action}]
-        new_messages += [{"role": "tool", "name": r.name, "content": r.text} for r in results]
-        if feedback:
-            new_messages.append({"role": "user", "content": feedback})
+    def _record_turn(self, turn: int, action: str, obs: str, new_messages: list[dict[str, Any]],
+                     calls: list[ToolCall], results: list[ToolResult], info: dict[str, Any]) -> None:
+        """The turn's messages and tool results (of ``calls`` as they reached the servers), in the episode and in
+        ``info``."""
         tool_results = [{"name": r.name, "arguments": self._shown_arguments(c.arguments), "text": r.text,
                          "is_error": r.is_error, "server": r.server} for c, r in zip(calls, results)]
         self._record(turn, action, obs, new_messages)
@@ -518,7 +543,8 @@ class ToolEnv(gym.Env[str, str]):
     def _begin(self, task: Any) -> tuple[str, dict[str, Any]]:
         specs = self._specs_for(task)
         self.runtime.check_prompt_tools(self.prompt_tools, {spec.name for spec in specs}, type(self).__name__)
-        messages = self.initial_messages(task, specs)
+        tools = [spec.openai_schema() for spec in specs]
+        messages = self.chat_format.prompt_messages(self.initial_messages(task, specs), tools)
         prompt = messages[-1]["content"]
         if len(prompt) > self.limits.max_prompt_chars:
             raise ConfigError(f"the task prompt has {len(prompt):,} characters, over max_prompt_chars="
@@ -533,8 +559,7 @@ class ToolEnv(gym.Env[str, str]):
         info = self._base_info(0)
         info["task"] = self.task_to_dict(task)
         info["messages"] = [dict(m) for m in messages]
-        shown = self.chat_format.shows_tool_schemas
-        info["tools"] = [spec.openai_schema() for spec in specs] if shown else []
+        info["tools"] = tools if self.chat_format.shows_tool_schemas else []
         return prompt, info
 
     def _base_info(self, turn: int) -> dict[str, Any]:

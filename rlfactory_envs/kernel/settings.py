@@ -87,6 +87,17 @@ class EnvSettings(SettingGroup):
     scoring: RewardScoring = RewardScoring()
     answer_tag: str = "answer"
     """The final answer is the text inside ``<answer_tag>...</answer_tag>``."""
+    chat_format: Any = "qwen3"
+    """How the policy's turns are written (``kernel.chat_template.chat_format_for``): ``qwen3``/``hermes`` (built in,
+    ChatML), ``search_r1`` where the family offers it, ``template`` (read from ``chat_template``), a dialect name
+    (``gemma``, ``pythonic``, ``llama3_json``, ``mistral``, ``mistral_v11``, ``harmony``: the template's turns with
+    that dialect's calls), or a ``ChatFormat``."""
+    chat_template: Any = None
+    """The model's own chat template: its tokenizer, a folder of its tokenizer files or a model id in the local
+    cache. Given, the turns are read from it (``TemplateChatFormat``), whatever ``chat_format`` names but
+    ``search_r1``."""
+    tool_dialect: str | None = None
+    """The tool-call dialect of a template format, when not the one its template is written for."""
     enable_thinking: bool = True
     """Whether a chat format with a thinking mode (Qwen3's) lets the model think; ``False`` adds the empty think
     block the model expects instead."""

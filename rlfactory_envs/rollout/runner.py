@@ -3,7 +3,8 @@ policy, batch by batch, and summarise them.
 
 Within a batch every env steps together (``EnvBatch``): the policy answers all live episodes concurrently, then
 every tool call of the batch is in flight at once. Each episode is one line of the trajectory file
-(``EpisodeRecord``, its fields written down in docs/cli.md, "Trajectory file format").
+(``EpisodeRecord``, its fields written down in docs/cli.md, "Trajectory file format"), written and flushed as the
+episode ends: a run killed midway keeps every episode it finished.
 """
 
 from __future__ import annotations
@@ -92,6 +93,10 @@ class RolloutSummary:
     """Episodes scored after a tool call hit a deadline or a dead server: rewards a sick server may have biased."""
     failures: dict[str, int] = field(default_factory=dict)
     """Why episodes failed (the policy's endpoint, a tool server, the env), most frequent first, with counts."""
+    reward_terms_failed: dict[str, int] = field(default_factory=dict)
+    """For a weighted reward: episodes in which each term failed (a judge that gave no verdict), by term."""
+    reward_failures: dict[str, int] = field(default_factory=dict)
+    """Why rewards failed (in whole or in part), most frequent first, with counts."""
     report: dict[str, Any] | None = None
     report_table: str | None = None
     format_errors: int = 0
@@ -103,6 +108,20 @@ class RolloutSummary:
     (``TaskPlan.describe``)."""
     sampling: dict[str, float] = field(default_factory=dict)
     """With ``repeat`` K > 1: pass@k (k = 1, 2, 4, ..., K; unbiased estimate) and mean@K."""
+
+    @property
+    def rewards_unusable(self) -> str | None:
+        """Why no reward of the run can be trusted (every episode's reward, or one term of it, failed), or
+        ``None``."""
+        if not self.episodes:
+            return None
+        broken = [name for name, count in self.reward_terms_failed.items() if count == self.episodes]
+        if self.rewards_failed == self.episodes:
+            broken = ["the reward"]
+        if not broken:
+            return None
+        reason = next(iter(self.reward_failures), "no reason given")
+        return f"{' and '.join(broken)} failed in every episode ({reason})"
 
     def table(self) -> str:
         rows = [("policy", " - ".join(filter(None, (self.policy.get("name"), self.policy.get("description")))))] \
@@ -126,7 +145,10 @@ class RolloutSummary:
             ("steps/s", f"{self.steps_per_s:.1f}"),
             ("episodes/s", f"{self.episodes_per_s:.1f}"),
         ]
+        terms = ", ".join(f"{name} {count}" for name, count in self.reward_terms_failed.items())
+        rows += [("reward terms failed", terms)] if terms else []
         rows += [("failed because", f"{count} x {reason}") for reason, count in self.failures.items()]
+        rows += [("reward failed because", f"{count} x {reason}") for reason, count in self.reward_failures.items()]
         width = max(len(name) for name, _ in rows)
         table = "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
         return f"{table}\n\n{self.report_table}" if self.report_table else table
@@ -161,8 +183,16 @@ def summarise(records: list[EpisodeRecord], seconds: float) -> RolloutSummary:
         rewards_failed=sum(bool(r.reward_info.get("reward_failed")) for r in records),
         rewards_after_failed_calls=sum(r.failed_tool_calls > 0 for r in records),
         failures=dict(Counter(r.error for r in records if r.error is not None).most_common(MAX_FAILURE_REASONS)),
+        reward_terms_failed=dict(Counter(name for r in records for name in r.reward_info.get("failed_terms", ()))),
+        reward_failures=dict(Counter(r.reward_reason or "no reason given" for r in records if _reward_failed(r))
+                             .most_common(MAX_FAILURE_REASONS)),
         format_errors=sum(r.format_errors for r in records),
     )
+
+
+def _reward_failed(record: EpisodeRecord) -> bool:
+    """Whether the episode's reward, or a term of it, failed (rather than scored the answer)."""
+    return bool(record.reward_info.get("reward_failed") or record.reward_info.get("failed_terms"))
 
 
 def describe_run(summary: RolloutSummary, records: list[EpisodeRecord], plan: TaskPlan, policy: Policy) -> None:
@@ -177,10 +207,12 @@ def describe_run(summary: RolloutSummary, records: list[EpisodeRecord], plan: Ta
 
 
 async def run_episodes(env_id: str, envs: list[ToolEnv], seeds: list[int], policy: Policy,
-                       task_ids: list[str | None] | None = None) -> list[EpisodeRecord]:
+                       task_ids: list[str | None] | None = None,
+                       on_finished: Callable[[EpisodeRecord], None] | None = None) -> list[EpisodeRecord]:
     """One episode on each of ``envs`` (reset with ``seeds``, and the task of ``task_ids`` pinned where given),
     stepped together with ``policy`` to their ends; the envs stay open (``run_rollouts`` makes and closes its own; a
-    soak keeps one set for hours)."""
+    soak keeps one set for hours). ``on_finished(record)`` is called as each episode ends, in the order they end
+    (``run_rollouts`` writes the trajectory line then, so a killed run keeps every finished episode)."""
     batch = EnvBatch(envs)
     options = [None if task_id is None else {"task_id": task_id} for task_id in (task_ids or [None] * len(envs))]
     resets = await batch.areset(seeds=seeds, options=options)
@@ -206,13 +238,29 @@ async def run_episodes(env_id: str, envs: list[ToolEnv], seeds: list[int], polic
             if result is not None:
                 observations[i] = result.observation
                 _add_step(records[i], result)
+        for i in live:
+            if envs[i].done:
+                _finish_record(records[i], envs[i])
+                if on_finished is not None:
+                    on_finished(records[i])
         live = [i for i in live if not envs[i].done]
-    for env, record in zip(envs, records):
-        record.messages, record.transcript, record.turns = env.messages, env.transcript, env.turn
-        outcome = env.last_reward
-        record.reward_info = dict(outcome.info) if outcome is not None else {}
-        record.solved = outcome is not None and outcome.value >= env.reward_model.reward_range[1]
     return records
+
+
+def _finish_record(record: EpisodeRecord, env: ToolEnv) -> None:
+    """The episode's messages, transcript and outcome, from its env once it ended."""
+    record.messages, record.transcript, record.turns = env.messages, env.transcript, env.turn
+    outcome = env.last_reward
+    record.reward_info = dict(outcome.info) if outcome is not None else {}
+    record.solved = outcome is not None and outcome.value >= env.reward_model.reward_range[1]
+
+
+def _write(out: TextIO | None, record: EpisodeRecord, bar: tqdm) -> None:
+    """One finished episode's trajectory line, written and flushed at once."""
+    if out is not None:
+        out.write(record.to_json() + "\n")
+        out.flush()
+    bar.update(1)
 
 
 def _add_step(record: EpisodeRecord, result: Any) -> None:
@@ -240,8 +288,8 @@ async def run_rollouts(env_id: str, policy_factory: Callable[[ToolEnv], Policy],
                        progress: bool = True) -> tuple[RolloutSummary, list[EpisodeRecord]]:
     """Play the task plan ``plan_tasks(env.tasks, n, order=order, repeat=repeat, seed=seed)`` of ``env_id`` (a
     registered id or an env spec path): by default every task once, in the dataset's order; episode ``i`` is reset
-    with seed ``seed + i``. Episodes run in batches; each record is written to ``out`` as a JSONL line. A policy
-    with an endpoint is checked first (``ConfigError`` when it cannot be reached or does not serve its model)."""
+    with seed ``seed + i``. Episodes run in batches; each record is written to ``out`` as a JSONL line (flushed) as its
+    episode ends. A policy with an endpoint is checked first (``ConfigError`` when it cannot be reached or does not serve its model)."""
     kwargs = dict(env_kwargs or {})
     kwargs["record_timings"] = True
     envs = [make_env(env_id, **kwargs)]
@@ -259,12 +307,9 @@ async def run_rollouts(env_id: str, policy_factory: Callable[[ToolEnv], Policy],
             for first in range(0, len(plan), batch_size):
                 seeds = list(plan.seeds[first:first + batch_size])
                 task_ids = list(plan.task_ids[first:first + batch_size])
-                chunk = await run_episodes(env_id, batch.envs[: len(seeds)], seeds, policy, task_ids)
-                for record in chunk:
-                    if out is not None:
-                        out.write(record.to_json() + "\n")
+                chunk = await run_episodes(env_id, batch.envs[: len(seeds)], seeds, policy, task_ids,
+                                           on_finished=lambda record: _write(out, record, bar))
                 records += chunk
-                bar.update(len(chunk))
     finally:
         for env in envs:
             env.close()

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from rlfactory_envs.kernel.chat_format import make_chat_format
+from rlfactory_envs.kernel.chat_template import settings_chat_format
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.config import bundled_server_config
@@ -82,7 +82,9 @@ class SearchSettings(EnvSettings):
 
     data_path: str | None = None
     corpus_path: str | None = None
-    chat_format: Literal["qwen3", "search_r1"] = "qwen3"
+    chat_format: str = "qwen3"
+    """``qwen3`` (``<tool_call>`` JSON), ``search_r1`` (Search-R1's tags), or the model's own template's turns
+    (``chat_template=``; ``EnvSettings.chat_format``)."""
     limits: EpisodeLimits = EpisodeLimits(max_turns=4)
     serving: SearchServing = SearchServing()
     scoring: SearchScoring = SearchScoring()
@@ -109,11 +111,11 @@ class SearchEnv(ToolEnv):
         servers = serving.tool_servers or search_server_config(
             corpus_path, transport=serving.transport, index_dir=serving.index_dir, retriever=serving.retriever,
             retriever_url=serving.retriever_url, milvus_uri=serving.milvus_uri, server_args=serving.server_args)
-        return SearchRuntime(settings=settings, parts=parts, prompt=PROMPTS[settings.chat_format],
+        prompt = PROMPTS["search_r1" if settings.chat_format == "search_r1" else "qwen3"]
+        return SearchRuntime(settings=settings, parts=parts, prompt=prompt,
                              tasks=parts.tasks(load_search_tasks, settings.data_path),
                              toolbox=parts.toolbox(servers),
-                             chat_format=make_chat_format(settings.chat_format,
-                                                          enable_thinking=settings.enable_thinking),
+                             chat_format=settings_chat_format(settings, choices=("qwen3", "hermes", "search_r1")),
                              reward_model=build_reward(scoring.reward, scoring.judge,
                                                        search_rewards(scoring.format_score)))
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from rlfactory_envs.kernel.chat_format import Qwen3ChatFormat
+from rlfactory_envs.kernel.chat_template import settings_chat_format
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.config import bundled_server_config
@@ -147,7 +147,7 @@ class SqlEnv(ToolEnv):
                           database_ids=frozenset(find_databases(db_dir)),
                           tasks=parts.tasks(load_sql_tasks, data_path, db_dir, settings.dataset),
                           toolbox=parts.toolbox(servers),
-                          chat_format=Qwen3ChatFormat(enable_thinking=settings.enable_thinking),
+                          chat_format=settings_chat_format(settings),
                           reward_model=build_reward(scoring.reward, scoring.judge, rewards))
 
     def task_from_dict(self, data: Mapping[str, Any]) -> SqlTask:

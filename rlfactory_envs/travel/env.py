@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from rlfactory_envs.kernel.chat_format import Qwen3ChatFormat
+from rlfactory_envs.kernel.chat_template import settings_chat_format
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.kernel.mcp.config import bundled_server_config
@@ -122,7 +122,7 @@ class TravelEnv(ToolEnv):
         return TravelRuntime(settings=settings, parts=parts, sandbox=sandbox, hidden_tools=ENV_TOOLS,
                              tasks=parts.tasks(load_travel_tasks, data_path, database_dir),
                              toolbox=parts.toolbox(servers),
-                             chat_format=Qwen3ChatFormat(enable_thinking=settings.enable_thinking),
+                             chat_format=settings_chat_format(settings),
                              reward_model=build_reward(scoring.reward, scoring.judge,
                                                        travel_rewards(sandbox, scoring.strict)))
 

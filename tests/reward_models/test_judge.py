@@ -97,7 +97,8 @@ async def test_an_unreadable_reply_scores_0_with_the_reason_and_is_asked_again(e
     assert (result.value, result.parts) == (0.0, {"judge": 0.0})
     assert result.reason.startswith(f"judge reply unreadable ({problem}): ")
     assert "\n" not in result.reason
-    assert result.info["judge"] == {"reply": reply or "", "cached": False}
+    assert result.info == {"judge": {"reply": reply or "", "cached": False, "failed": True, "reason": result.reason},
+                           "reward_failed": True}  # a failed reward, not a wrong answer
     await reward.score(item("Paris"))
     assert judge.count == 2 and reward.stats()["unreadable"] == 2  # not cached
 

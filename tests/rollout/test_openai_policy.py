@@ -62,11 +62,12 @@ def test_tool_calling_episode_through_the_chat_api(endpoint):
     assert second_request["tools"][0]["function"]["name"] == "search"
 
 
-def test_search_r1_episode_continues_one_assistant_message(endpoint):
+def test_search_r1_episode_continues_one_assistant_message_with_vllms_fields(endpoint):
     base_url, model = endpoint
     model.requests.clear()
     summary, records = asyncio.run(run_rollouts(
-        "rlf/Search-NQ-SearchR1-v0", lambda env: OpenAIChatPolicy(base_url, "scripted"), 2, progress=False))
+        "rlf/Search-NQ-SearchR1-v0", lambda env: OpenAIChatPolicy(base_url, "scripted", vllm=True), 2,
+        progress=False))
     assert summary.tool_calls == 2 and all(r.terminated for r in records)
     continuation = model.requests[-1]
     assert continuation["continue_final_message"] is True and continuation["add_generation_prompt"] is False

@@ -37,7 +37,7 @@ from typing import Any
 import torch
 from openrlhf.utils.agent import AgentExecutorBase, AgentInstanceBase, MultiTurnAgentExecutor
 
-from rlfactory_adapters.chat_prompt import prompt_text, template_kwargs_for
+from rlfactory_adapters.chat_prompt import prompt_text, template_kwargs_for, with_model_template
 from rlfactory_adapters.episode_label import EpisodeLabel
 from rlfactory_adapters.openrlhf.sample_run import SampleRun
 from rlfactory_adapters.trajectory_log import log_episode
@@ -67,7 +67,7 @@ class AgentInstance(AgentInstanceBase):
     async def reset(self, states: dict, **kwargs: Any) -> dict:
         """``states["label"]`` names the env and task; returns ``{"observation": rendered prompt text}``."""
         label = EpisodeLabel.parse(states["label"])
-        env = await self.run.lease(label.env_id, label.env_kwargs)
+        env = await self.run.lease(label.env_id, with_model_template(label.env_kwargs, self.run.tokenizer))
         _, info = await env.areset(options={"task": label.task})
         prompt = prompt_text(self.run.tokenizer, info["messages"], info["tools"], **template_kwargs_for(env))
         return {"observation": prompt}

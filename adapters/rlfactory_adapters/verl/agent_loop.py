@@ -35,7 +35,7 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetr
 from verl.utils.rollout_trace import rollout_trace_op
 from verl.workers.rollout.replica import TokenOutput
 
-from rlfactory_adapters.chat_prompt import template_kwargs_for
+from rlfactory_adapters.chat_prompt import template_kwargs_for, with_model_template
 from rlfactory_adapters.env_lease import alease_env
 from rlfactory_adapters.episode_driver import EpisodeResult, Generation, merge_stops, run_episode, stop_sequences
 from rlfactory_adapters.trajectory_log import log_episode
@@ -104,7 +104,7 @@ class RlfAgentLoop(AgentLoopBase):
             finish_reason = "length" if output.stop_reason == "length" else None
             return Generation(token_ids=output.token_ids, logprobs=logprobs, finish_reason=finish_reason)
 
-        async with alease_env(spec.env_id, spec.env_kwargs) as env:
+        async with alease_env(spec.env_id, with_model_template(spec.env_kwargs, self.tokenizer)) as env:
             params.update(self._stop_params(sampling_params, stop_sequences(env)))
             result = await run_episode(env, self.tokenizer, generate, task=spec.task,
                                        max_response_tokens=self.response_length,

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CachedVerdict", "VerdictCache", "cache_key"]
+__all__ = ["CachedVerdict", "VerdictCache", "cache_key", "process_cache"]
 
 
 @dataclass(frozen=True)
@@ -58,9 +58,25 @@ class VerdictCache:
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
 
+    def grow(self, size: int) -> None:
+        """Keep at least ``size`` verdicts from now on."""
+        with self._lock:
+            self.size = max(self.size, size)
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+_PROCESS_CACHE = VerdictCache(0)
+
+
+def process_cache(size: int) -> VerdictCache:
+    """The process's one verdict cache, grown to keep at least ``size`` verdicts: the judges made for envs use it, so
+    a verdict outlives the envs (and the judge) that asked for it, and a second rollout in the same process asks
+    nothing twice. Sharing is safe: a key names everything that decides a reply (``cache_key``)."""
+    _PROCESS_CACHE.grow(size)
+    return _PROCESS_CACHE

@@ -5,7 +5,8 @@ the (defused, delimited, cut) answer; a cached verdict for the same request is u
 already in flight is waited for instead of sent again (GRPO's samples of one prompt often agree); else one request
 goes out, under the concurrency bound, retried by the OpenAI client, all within ``timeout_s``. The reply is read by
 ``verdict.parse_verdict``; a readable verdict is cached. Any failure (unreachable, refused, 5xx after the retries,
-past the deadline, unreadable) scores 0 with a one-line reason, is never cached, and never raises.
+past the deadline, unreadable) scores 0 with a one-line reason and is marked as a failed reward
+(``info["reward_failed"]``, counted apart from wrong answers), is never cached, and never raises.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rlfactory_reward_models.base import Reward, RewardInput, RewardModelBase
-from rlfactory_reward_models.judge.cache import CachedVerdict, VerdictCache, cache_key
+from rlfactory_reward_models.judge.cache import CachedVerdict, VerdictCache, cache_key, process_cache
 from rlfactory_reward_models.judge.client import JudgeClients, describe_failure
 from rlfactory_reward_models.judge.config import JudgeConfig, load_judge_config
 from rlfactory_reward_models.judge.fields import default_fields
@@ -41,6 +42,8 @@ class _Outcome:
     score: float
     reason: str | None
     reply: str
+    failed: bool = False
+    """No verdict: the request failed, or the reply could not be read."""
 
 
 class JudgeReward(RewardModelBase):
@@ -52,8 +55,11 @@ class JudgeReward(RewardModelBase):
     ``RewardInput``; by default read from the task (``fields.default_fields``). The answer is always ``item.answer``.
 
     ``Reward.parts == {"judge": score}``; ``Reward.info == {"judge": {"reply": first 500 characters, "cached":
-    bool}}``. Envs that should share one judge (its cache, its in-flight requests, its concurrency bound), such as
-    the envs of one batch, use ``JudgeReward.shared(...)``.
+    bool}}``, and for a failure (no verdict: unreachable, refused, late, unreadable, no prompt) ``"failed": True``
+    and the ``"reason"`` in ``info["judge"]``, and ``info["reward_failed"] = True``: a rollout counts it as a failed
+    reward, not as a wrong answer. Envs that should share one judge (its in-flight requests, its concurrency
+    bound), such as the envs of one batch, use ``JudgeReward.shared(...)``; ``cache`` is the verdict cache
+    (default: the judge's own; ``shared`` judges use the process's, which outlives them).
     """
 
     reward_range: tuple[float, float] = (0.0, 1.0)
@@ -62,12 +68,12 @@ class JudgeReward(RewardModelBase):
     _registry_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, config: JudgeConfig | Mapping[str, Any], *, default_template: str = "qa",
-                 fields: Fields | None = None) -> None:
+                 fields: Fields | None = None, cache: VerdictCache | None = None) -> None:
         self.config = load_judge_config(config)
         self.template = resolve_template(self.config.template, default_template, self.config.rubric)
         self.score_range = score_range(self.template)
         self.fields = fields or default_fields
-        self.cache = VerdictCache(self.config.cache_size)
+        self.cache = VerdictCache(self.config.cache_size) if cache is None or not self.config.cache_size else cache
         self._clients = JudgeClients(self.config)
         self._stats = dict.fromkeys(STATS, 0)
         self._stats_lock = threading.Lock()
@@ -76,13 +82,15 @@ class JudgeReward(RewardModelBase):
     def shared(cls, config: JudgeConfig | Mapping[str, Any], *, default_template: str = "qa",
                fields: Fields | None = None) -> JudgeReward:
         """The live ``JudgeReward`` made here with equal settings, template and ``fields`` (the same function
-        object), or a new one: envs made one by one share its cache, in-flight requests and concurrency bound."""
+        object), or a new one: envs made one by one share its in-flight requests and concurrency bound, and every
+        judge made here the process's verdict cache (``cache.process_cache``)."""
         loaded = load_judge_config(config)
         key = (loaded.model_dump_json(), default_template, fields)
         with cls._registry_lock:
             judge = cls._registry.get(key)
             if judge is None:
-                judge = cls._registry[key] = cls(loaded, default_template=default_template, fields=fields)
+                judge = cls._registry[key] = cls(loaded, default_template=default_template, fields=fields,
+                                                 cache=process_cache(loaded.cache_size))
         return judge
 
     # -- the prompt ------------------------------------------------------------------------------------------
@@ -105,7 +113,7 @@ class JudgeReward(RewardModelBase):
         try:
             prompt = self.prompt(item)
         except Exception as exc:  # noqa: BLE001 - a task without the fields scores 0, it never raises
-            return _reward(0.0, _one_line(f"judge prompt failed: {type(exc).__name__}: {exc}"), "", cached=False)
+            return _failed(_one_line(f"judge prompt failed: {type(exc).__name__}: {exc}"), "")
         config = self.config
         key = cache_key(base_url=config.base_url, model=config.model, template=self.template, prompt=prompt,
                         max_tokens=config.max_tokens, temperature=config.temperature, extra_body=config.extra_body)
@@ -122,6 +130,8 @@ class JudgeReward(RewardModelBase):
         else:
             self._count("coalesced")
         outcome = await asyncio.shield(task)
+        if outcome.failed:
+            return _failed(outcome.reason or "judge failed", outcome.reply)
         return _reward(outcome.score, outcome.reason, outcome.reply, cached=False)
 
     async def score_batch(self, items: Sequence[RewardInput]) -> list[Reward]:
@@ -139,7 +149,7 @@ class JudgeReward(RewardModelBase):
                                            self.config.timeout_s)
         except Exception as exc:  # noqa: BLE001 - every failure is a 0 with its reason
             self._count("failures")
-            return _Outcome(0.0, describe_failure(exc, self.config), "")
+            return _Outcome(0.0, describe_failure(exc, self.config), "", failed=True)
         finally:
             self._count("retries", max(0, attempts[0] - 1))
         as_shown = neutralise(answer[: self.config.max_answer_chars])
@@ -149,7 +159,7 @@ class JudgeReward(RewardModelBase):
             self._count("unreadable")
             snippet = " ".join(reply.split())
             snippet = snippet if len(snippet) <= 80 else snippet[:77] + "..."
-            return _Outcome(0.0, f"judge reply unreadable ({verdict.problem}): {snippet!r}", shown)
+            return _Outcome(0.0, f"judge reply unreadable ({verdict.problem}): {snippet!r}", shown, failed=True)
         self.cache.put(key, CachedVerdict(verdict.score, shown))
         return _Outcome(verdict.score, None, shown)
 
@@ -177,6 +187,13 @@ class JudgeReward(RewardModelBase):
 
 def _reward(score: float, reason: str | None, reply: str, *, cached: bool) -> Reward:
     return Reward(value=score, parts={"judge": score}, reason=reason, info={"judge": {"reply": reply, "cached": cached}})
+
+
+def _failed(reason: str, reply: str) -> Reward:
+    """A judge that gave no verdict: 0, the reason, and the failure marked for the rollout to count."""
+    return Reward(value=0.0, parts={"judge": 0.0}, reason=reason,
+                  info={"judge": {"reply": reply, "cached": False, "failed": True, "reason": reason},
+                        "reward_failed": True})
 
 
 def _one_line(text: str) -> str:
