@@ -13,7 +13,8 @@
 #   CUDA_VISIBLE_DEVICES=0,1,2,3 ... python -m rlfactory_adapters.prepare_data --env rlf/Search-NQ-v0 \
 #       --env-kwargs "$ENV_KWARGS" ...          (see examples/verl/run_search_nq_grpo_qwen3_4b.sh)
 # Each rollout worker then asks the judge over HTTP (at most "concurrency" requests in flight per worker; identical
-# answers of a GRPO group are asked once), and a judge that fails scores 0 with the reason in info["reward_reason"].
+# answers of a GRPO group are asked once), and a judge that fails scores 0 with the reason in info["reward_reason"]
+# (a failed reward, not a wrong answer: rlf rollout, and so this script, exits 1 when every episode's judge failed).
 set -euo pipefail
 
 JUDGE_MODEL=${JUDGE_MODEL:-Qwen/Qwen3-32B}

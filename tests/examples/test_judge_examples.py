@@ -82,7 +82,9 @@ def test_vllm_script_with_a_judge_already_serving_mixes_exact_match_and_the_judg
         records, _ = _rollout(tmp_path / "no")
         assert [r["reward"] for r in records] == pytest.approx([0.7, 0.7])
         judge.default = Step("overloaded", status=503, headers={"retry-after-ms": "1"})
-        run_example(["bash", "examples/judge_with_vllm.sh"], cwd=tmp_path, JUDGE_URL=url, N="2", OUT_DIR="down")
+        down = run_example(["bash", "examples/judge_with_vllm.sh"], cwd=tmp_path, expect_ok=False, JUDGE_URL=url,
+                           N="2", OUT_DIR="down")
+        assert down.returncode == 1 and "2 x judge: judge answered HTTP 503" in down.stdout  # every judge term failed
         records, _ = _rollout(tmp_path / "down")
         assert [r["reward"] for r in records] == pytest.approx([0.7, 0.7])
         assert all(r["reward_parts"]["judge"] == 0.0 for r in records)
