@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -18,10 +19,25 @@ class RequestError(Exception):
         self.headers = headers or {}
 
 
+_ENCODER = msgspec.json.Encoder(enc_hook=str)
+
+
+def dump_json(payload: Any) -> bytes:
+    """``payload`` as UTF-8 JSON: values JSON cannot hold written as their ``str``, NaN and infinities as null."""
+    try:
+        return _ENCODER.encode(payload)
+    except ValueError:  # a lone surrogate, which UTF-8 cannot hold: written escaped
+        return json.dumps(payload, default=str).encode()
+
+
+def load_json(data: bytes | str) -> Any:
+    """The JSON value ``data`` holds; ``ValueError`` (or ``RecursionError``, nested too deep) when it is not JSON."""
+    return msgspec.json.decode(data)
+
+
 def json_response(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    """``payload`` as JSON (values JSON cannot hold written as their ``str``)."""
-    body = json.dumps(payload, ensure_ascii=False, default=str).encode()
-    return Response(body, status, headers, media_type="application/json")
+    """``payload`` as JSON (``dump_json``)."""
+    return Response(dump_json(payload), status, headers, media_type="application/json")
 
 
 def error_response(error: RequestError, key: str = "detail") -> Response:
@@ -48,7 +64,7 @@ async def read_json(request: Request, limit: int, *, empty: Any = None) -> Any:
 
 def decode_json(body: bytes | str) -> Any:
     try:
-        return json.loads(body)
+        return load_json(body)
     except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, or nested too deep
         raise RequestError(400, f"the body is not JSON ({' '.join(str(exc).split())[:200]})") from None
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from typing import Any
 
@@ -32,7 +31,8 @@ from rlfactory_envs.kernel.env import EpisodeOver
 from rlfactory_envs.kernel.errors import ConfigError
 from rlfactory_envs.service import openenv_wire as wire
 from rlfactory_envs.service.episodes import Episode, EpisodeTable, SessionLimitReached, StepTimeout
-from rlfactory_envs.service.http_json import RequestError, error_response, json_response, read_json, type_name
+from rlfactory_envs.service.http_json import (RequestError, dump_json, error_response, json_response, load_json,
+                                              read_json, type_name)
 
 CAPACITY_REACHED = "CAPACITY_REACHED"
 REFUSAL_GRACE_S = 5.0
@@ -52,7 +52,7 @@ class OpenEnvService:
     async def answer(self, episode: Episode, raw: str | bytes) -> dict[str, Any] | None:
         """The reply to one frame of a session, or ``None`` for ``close``."""
         try:
-            message = json.loads(raw)
+            message = load_json(raw)
         except (ValueError, RecursionError) as exc:
             return _error(f"Invalid JSON: {' '.join(str(exc).split())[:200]}", "INVALID_JSON")
         if not isinstance(message, dict):
@@ -213,7 +213,7 @@ def _rpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
 
 
 async def _send(socket: WebSocket, reply: dict[str, Any]) -> None:
-    await socket.send_text(json.dumps(reply, ensure_ascii=False, default=str))
+    await socket.send_text(dump_json(reply).decode())
 
 
 def build_app(service: OpenEnvService) -> Starlette:

@@ -14,6 +14,7 @@ import pytest
 
 from rlfactory_envs.env_spec import make_env
 from rlfactory_envs.kernel.families import tooling_of
+from rlfactory_envs.service.http_json import dump_json
 from tests.conftest import REPO_ROOT
 from tests.service.conftest import serve_command, serving
 
@@ -113,6 +114,12 @@ async def frames(url: str, *messages) -> list[dict]:
             await socket.send(message if isinstance(message, str) else json.dumps(message))
             replies.append(json.loads(await socket.recv()))
         return replies
+
+
+def test_every_reply_is_valid_json_whatever_the_env_put_in_it():
+    reply = json.loads(dump_json({"text": "caf\u00e9", "reward": float("nan"), "path": Path("/x"), 3: "k"}))
+    assert reply == {"text": "caf\u00e9", "reward": None, "path": "/x", "3": "k"}
+    assert json.loads(dump_json({"text": "a lone \ud800"})) == {"text": "a lone \ud800"}
 
 
 def test_a_bad_frame_costs_only_that_frame():
