@@ -72,16 +72,10 @@ def _cap_message(found: int, cap: int) -> str:
             f"The first {cap} were run and the other {found - cap} were ignored.")
 
 
-class HermesToolCallParser:
-    """Qwen3/Hermes tool calls, read as vLLM's ``hermes`` tool parser reads them: the text of each ``<tool_call>``
-    block (the last may be unclosed) is parsed with ``json.loads`` and must be an object with a string ``"name"``
-    and an object ``"arguments"``; when one block cannot be read, no call of the response runs (vLLM then returns
-    the whole response as text). ``repair`` runs mended calls too, each reported as a format error (see the module
-    docstring). ``max_tool_calls`` caps the calls run per response (the rest are reported)."""
-
-    _BLOCK_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
-    reference = ("vLLM's hermes tool parser: json.loads of each <tool_call> block, an object with \"name\" and "
-                 "\"arguments\"")
+class ToolCallReading:
+    """The options every tool-call parser of a chat format takes: at most ``max_tool_calls`` calls run per response,
+    the final answer in ``answer_tag``, and ``repair`` (mended calls run too, each a format error; ``strict`` when
+    not)."""
 
     def __init__(self, max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS, answer_tag: str = "answer",
                  repair: bool = False):
@@ -94,6 +88,18 @@ class HermesToolCallParser:
     @property
     def strict(self) -> bool:
         return not self.repair
+
+
+class HermesToolCallParser(ToolCallReading):
+    """Qwen3/Hermes tool calls, read as vLLM's ``hermes`` tool parser reads them: the text of each ``<tool_call>``
+    block (the last may be unclosed) is parsed with ``json.loads`` and must be an object with a string ``"name"``
+    and an object ``"arguments"``; when one block cannot be read, no call of the response runs (vLLM then returns
+    the whole response as text). ``repair`` runs mended calls too, each reported as a format error (see the module
+    docstring). ``max_tool_calls`` caps the calls run per response (the rest are reported)."""
+
+    _BLOCK_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
+    reference = ("vLLM's hermes tool parser: json.loads of each <tool_call> block, an object with \"name\" and "
+                 "\"arguments\"")
 
     def parse(self, response: str) -> ParsedAction:
         text = strip_reasoning(response).rstrip()

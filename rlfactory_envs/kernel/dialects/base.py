@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from rlfactory_envs.kernel.parsers import DEFAULT_MAX_TOOL_CALLS, first_tagged, strip_reasoning
+from rlfactory_envs.kernel.parsers import ToolCallReading, first_tagged, strip_reasoning
 from rlfactory_envs.kernel.tool_call import ParsedAction, ToolCall
 
 Calls = tuple[list[ToolCall] | None, str]
@@ -52,7 +52,7 @@ def json_object(text: str) -> tuple[Any, str]:
         return None, f"not valid JSON ({reason}): {preview(text)!r}"
 
 
-class NativeCallParser:
+class NativeCallParser(ToolCallReading):
     """The shared reading (see the module docstring); a dialect sets ``reference``, ``end_tokens``, ``first_call``
     and ``read_calls``."""
 
@@ -61,18 +61,6 @@ class NativeCallParser:
     """End-of-turn tokens a trainer's decoded response may end with (a serving stack strips them)."""
     canonical: ClassVar[str] = ""
     """How a call is written, for the message about a repaired one."""
-
-    def __init__(self, max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS, answer_tag: str = "answer",
-                 repair: bool = False):
-        if max_tool_calls < 1:
-            raise ValueError("max_tool_calls must be at least 1")
-        self.max_tool_calls = max_tool_calls
-        self.answer_tag = answer_tag
-        self.repair = repair
-
-    @property
-    def strict(self) -> bool:
-        return not self.repair
 
     def first_call(self, text: str) -> int:
         """Where the calls start in ``text``, or -1."""
