@@ -1,8 +1,10 @@
 """What the soak (``benchmarks/soak.py``) samples of this process: RSS, open descriptors (on files and the others),
-threads, child processes and their RSS, CPU so far, objects tracked by the collector."""
+threads (outside worker pools, and the pools' workers), child processes and their RSS, CPU so far, objects tracked
+by the collector."""
 
 from __future__ import annotations
 
+import concurrent.futures.thread
 import gc
 import os
 import resource
@@ -38,6 +40,20 @@ def os_threads() -> int:
             if line.startswith("Threads:"):
                 return int(line.split()[1])
     return 0
+
+
+def pool_threads() -> int:
+    """Live workers of thread pools (``ThreadPoolExecutor``, asyncio's default executor among them); the standard
+    library lists every worker in ``concurrent.futures.thread._threads_queues``."""
+    workers = getattr(concurrent.futures.thread, "_threads_queues", {})
+    return sum(thread.is_alive() for thread in list(workers))
+
+
+def thread_pools() -> tuple[int, int]:
+    """Thread pools not shut down, and their ceiling: the sum of their ``max_workers``."""
+    pools = [o for o in gc.get_objects()
+             if isinstance(o, concurrent.futures.ThreadPoolExecutor) and not getattr(o, "_shutdown", False)]
+    return len(pools), sum(getattr(pool, "_max_workers", 0) for pool in pools)
 
 
 def child_pids() -> list[int]:
@@ -83,6 +99,8 @@ def sample_process() -> dict[str, int]:
     gc.collect()
     children = child_pids()
     file_fds, other_fds = open_fds()
+    workers, (pools, ceiling) = pool_threads(), thread_pools()
     return {"rss_bytes": rss_bytes(), "fds": file_fds + other_fds, "file_fds": file_fds, "other_fds": other_fds,
-            "threads": threading.active_count(), "os_threads": os_threads(), "children": len(children),
+            "threads": threading.active_count() - workers, "os_threads": os_threads() - workers,
+            "thread_pools": pools, "pool_threads": workers, "pool_ceiling": ceiling, "children": len(children),
             "children_rss_bytes": sum(rss_bytes(pid) for pid in children), "gc_objects": len(gc.get_objects())}

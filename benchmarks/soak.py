@@ -11,7 +11,8 @@ event loop; the soak runs windows until ``--episodes`` have finished.
 After each window (outside its timing, after ``gc.collect()``) it samples: the process's RSS
 (``/proc/self/statm``), open file descriptors (``/proc/self/fd``: ``fds`` in all, ``file_fds`` on regular files,
 ``other_fds`` on pipes, sockets, event and epoll descriptors, devices), threads (``threading.active_count()`` and
-the OS's count in ``/proc/self/status``), child processes (``psutil`` when installed, else a ``/proc`` scan for our
+the OS's count in ``/proc/self/status``, less the thread pools' workers, which are counted apart with the pools and
+their ceiling), child processes (``psutil`` when installed, else a ``/proc`` scan for our
 pid as parent) and their summed RSS, objects tracked by the collector, and the window's episodes/s, CPU
 milliseconds per episode (this process and its children), mean reward, tool errors and failed episodes.
 
@@ -19,7 +20,11 @@ Checks, over the windows after ``--warmup`` (split into quarters; "first" and "l
 and last quarter; the slope is a least-squares fit per 1,000 episodes):
 
 - ``rss_bytes`` and ``children_rss_bytes``: the last quarter at most ``--rss-growth`` (15%) above the first.
-- ``other_fds``, ``threads``, ``os_threads``, ``children``: the same value in every window.
+- ``other_fds``, ``threads``, ``os_threads``, ``thread_pools``, ``children``: the same value in every window
+  (threads outside thread pools: ``threads`` by ``threading``'s count, ``os_threads`` by the OS's).
+- ``pool_threads``, the pools' workers: at most the pools' ceiling (their summed ``max_workers``) in every window.
+  A pool starts a worker only when a task finds none idle, so the count climbs towards its ceiling as rarer peaks
+  of load come (a loaded CI machine met one in the 5th window); a pool per episode would break ``thread_pools``.
 - ``file_fds``: the last quarter at most ``--file-fd-slack`` (16) above the first. SQLite databases are opened
   through bounded pools, a connection when a query finds none idle (``rlfactory_tool_servers.sql.sandbox.engine``),
   so the count climbs to its ceiling as rarer peaks of concurrency on one database come; a leak grows without
@@ -65,7 +70,7 @@ from rlfactory_envs.rollout.runner import run_episodes
 from benchmarks.process_sample import cpu_so_far, sample_process
 from benchmarks.soak_cycles import close_checks, make_close_cycles
 
-FLAT_SERIES = ("other_fds", "threads", "os_threads", "children")
+FLAT_SERIES = ("other_fds", "threads", "os_threads", "thread_pools", "children")
 GROWTH_SERIES = ("rss_bytes", "children_rss_bytes")
 SPARKS = "▁▂▃▄▅▆▇█"
 _LAST_INTEGER_RE = re.compile(r"-?\d+(?=\D*$)")
@@ -180,7 +185,7 @@ async def soak(episodes: int, concurrency: int, lane_specs: Sequence[LaneSpec] =
 def _progress_line(s: dict[str, Any]) -> str:
     return (f"window {s['window']:>4}  episodes {s['total_episodes']:>7,}  {s['episodes_per_s']:8.1f} ep/s  "
             f"cpu {s['cpu_ms_per_episode']:6.2f} ms/ep  rss {s['rss_bytes'] / 2**20:7.1f} MiB  "
-            f"fds {s['file_fds']}+{s['other_fds']}  threads {s['threads']}/{s['os_threads']}  "
+            f"fds {s['file_fds']}+{s['other_fds']}  threads {s['threads']}/{s['os_threads']}+{s['pool_threads']}  "
             f"children {s['children']}  reward {s['mean_reward']:.3f}  failed {s['failed']}")
 
 
@@ -217,6 +222,8 @@ def checks(samples: Sequence[dict[str, Any]], warmup: int, rss_growth: float, th
         rows.append(check(name, steady, f"last <= {1 + rss_growth:.2f}x first", last <= (1 + rss_growth) * first))
     first, last = quarter_medians([s["file_fds"] for s in steady])
     rows.append(check("file_fds", steady, f"last <= first + {file_fd_slack}", last <= first + file_fd_slack))
+    rows.append(check("pool_threads", steady, "<= the pools' max_workers",
+                      all(s["pool_threads"] <= s["pool_ceiling"] for s in steady)))
     for name in FLAT_SERIES:
         values = {s[name] for s in steady}
         rows.append(check(name, steady, "constant", len(values) == 1))

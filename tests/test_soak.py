@@ -1,6 +1,7 @@
 """The soak (``benchmarks/soak.py``) at CI size: 600 episodes across every lane at concurrency 64, real stdio server
 subprocesses included, then every env closed and 28 envs made and closed one at a time. Descriptors other than files,
-threads and child processes are exactly flat after warm-up; RSS, file descriptors (bounded SQLite pools) and CPU per
+threads outside worker pools and child processes are exactly flat after warm-up (pool workers within the pools'
+ceiling, as pools start them lazily); RSS, file descriptors (bounded SQLite pools) and CPU per
 episode within loose bounds; once every env is closed, and after every round of make/close cycles, no file and no
 child process more than before the first env. Wall-clock throughput is reported but not asserted: on a loaded
 2-core machine it measures the neighbours."""
@@ -48,11 +49,12 @@ def test_descriptors_threads_and_children_stay_flat(soak_report):
     _, report, _ = soak_report
     steady = report["samples"][WARMUP:]
     assert len(steady) >= 4
-    for name in ("other_fds", "threads", "os_threads", "children"):
+    for name in ("other_fds", "threads", "os_threads", "thread_pools", "children"):
         assert len({s[name] for s in steady}) == 1, (name, [s[name] for s in steady])
     assert all(s["children"] == 2 for s in steady)  # the travel and android stdio servers, nothing else
     first, last = quarter_medians([s["file_fds"] for s in steady])
     assert last <= first + 16
+    assert all(s["pool_threads"] <= s["pool_ceiling"] for s in steady)
 
 
 def test_memory_and_cost_per_episode_do_not_grow(soak_report):
@@ -69,7 +71,7 @@ def test_report_lists_every_check_and_writes_the_curves(soak_report):
     status, report, folder = soak_report
     by_name = {r["name"]: r for r in report["checks"]}
     assert set(by_name) == {"rss_bytes", "children_rss_bytes", "file_fds", "other_fds", "threads", "os_threads",
-                            "children", "episodes_per_s", "cpu_ms_per_episode", "failed", "file_fds_after_close",
+                            "thread_pools", "pool_threads", "children", "episodes_per_s", "cpu_ms_per_episode", "failed", "file_fds_after_close",
                             "children_after_close", "cycle_file_fds", "cycle_children", "cycle_rss_bytes"}
     assert status == (0 if report["pass"] else 1) and report["pass"] == all(r["pass"] for r in report["checks"])
     assert by_name["failed"]["ratio"] == 1.0 and by_name["children"]["slope_per_1k_episodes"] == 0.0
@@ -95,11 +97,16 @@ def test_closing_every_env_gives_back_its_files_and_cycles_leave_nothing(soak_re
 def test_checks_fail_a_leak_and_a_slowdown():
     samples = [{"window": i, "total_episodes": 100 * (i + 1), "rss_bytes": 100 + 10 * i, "children_rss_bytes": 50,
                 "file_fds": 10 + 3 * i, "other_fds": 20 + (i > 5), "threads": 8, "os_threads": 9, "children": 2,
+                "thread_pools": 3, "pool_threads": 4 + (i > 3) + 2 * (i > 8), "pool_ceiling": 12,
                 "episodes_per_s": 100 / (i + 1), "cpu_ms_per_episode": 1.0 + i, "failed": 0} for i in range(12)]
     verdicts = {r["name"]: r["pass"] for r in checks(samples, 2, 0.15, 0.7, 16)}
     assert verdicts == {"rss_bytes": False, "children_rss_bytes": True, "file_fds": False, "other_fds": False,
+                        "thread_pools": True, "pool_threads": True,
                         "threads": True, "os_threads": True, "children": True, "episodes_per_s": False,
                         "cpu_ms_per_episode": False, "failed": True}
+    leaks = [{**s, "thread_pools": 3 + s["window"], "pool_threads": 9 + s["window"]} for s in samples]
+    verdicts = {r["name"]: r["pass"] for r in checks(leaks, 2, 0.15, 0.7, 16)}
+    assert not verdicts["thread_pools"] and not verdicts["pool_threads"]
 
 
 def test_helpers():
