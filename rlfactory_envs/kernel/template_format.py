@@ -209,6 +209,7 @@ class TemplateChatFormat:
         """``messages`` as the template shows them whole: the tools stated in the first turn when it renders none,
         and the system prompt moved into the first user turn when it has no system role."""
         out = [dict(m) for m in messages]
+        self.dialect.check_tools(tools)
         if tools and not self.shape.renders_tools:
             stated = self.dialect.tool_prompt(tools)
             if out and out[0]["role"] == "system":

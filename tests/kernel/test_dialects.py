@@ -5,12 +5,14 @@ raise on model output."""
 from __future__ import annotations
 
 import keyword
+import warnings
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlfactory_envs.kernel.dialects import DIALECTS, detect_dialect, dialect
+from rlfactory_envs.kernel.dialects.pythonic import UncallableToolWarning, uncallable_names
 from rlfactory_envs.kernel.tool_call import ToolCall
 
 
@@ -149,3 +151,16 @@ def test_a_templates_text_names_its_dialect():
     assert detect_dialect("<start_of_turn>model").name == "pythonic"
     assert detect_dialect("<|start|>assistant<|channel|>final").name == "harmony"
     assert detect_dialect("### Instruction:").name == "hermes"
+
+
+def test_a_pythonic_prompt_warns_of_tools_it_cannot_call():
+    tools = [{"type": "function", "function": {"name": "get-weather", "parameters": {"properties": {"city": {}}}}},
+             {"type": "function", "function": {"name": "search", "parameters": {"properties": {"from": {}, "q": {}}}}}]
+    assert uncallable_names(tools) == ["get-weather", "search(from)"]
+    with pytest.warns(UncallableToolWarning, match=r"cannot call get-weather, search\(from\)"):
+        dialect("pythonic").check_tools(tools)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dialect("hermes").check_tools(tools)  # its JSON names any string
+        dialect("pythonic").check_tools([{"type": "function", "function": {"name": "search", "parameters": {
+            "properties": {"query": {}}}}}])

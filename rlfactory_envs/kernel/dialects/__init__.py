@@ -37,6 +37,8 @@ class Dialect:
     """How to call a tool, in the words of the message to a model whose response neither called nor answered."""
     markers: tuple[str, ...] = ()
     """Strings a chat template written for this dialect contains."""
+    check_tools: Callable[[Tools], None] = lambda tools: None
+    """Warns of tools this dialect cannot call (run on the tools of every prompt)."""
 
 
 def _hermes_call(call: ToolCall) -> str:
@@ -77,7 +79,8 @@ DIALECTS: dict[str, Dialect] = {
                            lambda text: f"[TOOL_RESULTS]{text}[/TOOL_RESULTS]", "as [TOOL_CALLS]TOOL{...}", ("[ARGS]",)),
     "pythonic": Dialect("pythonic", pythonic.PythonicParser, pythonic.render_call, pythonic.tool_prompt,
                         lambda text: f"<tool_response>\n{text.strip()}</tool_response>",
-                        "as a Python list of calls, [TOOL(arg=value)], and nothing else", ("<start_of_turn>",)),
+                        "as a Python list of calls, [TOOL(arg=value)], and nothing else", ("<start_of_turn>",),
+                        pythonic.warn_uncallable),
     "harmony": Dialect("harmony", harmony.HarmonyParser, harmony.render_call,
                        _json_tools("# Tools\n\nCall a function as a message to=functions.NAME with JSON arguments.\n\n"),
                        lambda text: text, "as a message to=functions.TOOL with JSON arguments", ("<|channel|>",)),

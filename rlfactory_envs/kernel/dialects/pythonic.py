@@ -2,14 +2,18 @@
 Python list of calls with keyword arguments of literal values, ``[search(query="x", topk=3), ...]``. vLLM serves
 Gemma 3 with it and ``examples/tool_chat_template_gemma3_pythonic.jinja``, whose words ``tool_prompt`` uses: Gemma 3's
 own template renders no tools. Repair takes the list out of a Markdown ``tool_code`` block or text around it.
-A tool or argument named by a Python keyword (``from``, ``in``) cannot be called in this dialect (nor by vLLM).
+A tool or argument named by a Python keyword (``from``, ``in``) or by no Python name (``get-weather``, ``a.b``)
+cannot be called in this dialect (nor by vLLM): ``warn_uncallable`` says so once per tool set.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import json
+import keyword
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,6 +26,10 @@ MAX_CALL_CHARS = 65_536
 
 class _NotALiteral(ValueError):
     pass
+
+
+class UncallableToolWarning(UserWarning):
+    """A tool the model sees but cannot call in its dialect (a name the pythonic dialect cannot write)."""
 
 
 class PythonicParser(NativeCallParser):
@@ -97,3 +105,33 @@ TOOL_PROMPT = ("Tools (functions) are available. If you decide to invoke one or 
 def tool_prompt(tools: Sequence[Mapping[str, Any]]) -> str:
     """The tools as vLLM's Gemma 3 pythonic template writes them into the first user turn."""
     return TOOL_PROMPT + json.dumps(list(tools), indent=4, ensure_ascii=False)
+
+
+def uncallable_names(tools: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``tool`` or ``tool(argument)`` for each name among ``tools`` (OpenAI's shape) no pythonic call can write."""
+    found = []
+    for tool in tools:
+        function = tool.get("function", tool)
+        name = str(function.get("name", ""))
+        arguments = (function.get("parameters") or {}).get("properties") or {}
+        found += [name] if not _writable(name) else []
+        found += [f"{name}({argument})" for argument in arguments if not _writable(str(argument))]
+    return found
+
+
+def _writable(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name)
+
+
+def warn_uncallable(tools: Sequence[Mapping[str, Any]]) -> None:
+    """Warn (``UncallableToolWarning``) when the model is shown a tool or argument it cannot name in this dialect."""
+    _warn_once(tuple(uncallable_names(tools)))
+
+
+@functools.lru_cache(maxsize=64)
+def _warn_once(uncallable: tuple[str, ...]) -> None:
+    if uncallable:
+        warnings.warn(f"the pythonic tool dialect (Gemma 3, Llama 3.2/4) cannot call {', '.join(uncallable)}: a "
+                      "call names a tool and its arguments by Python names, not keywords (vLLM's parser reads it the "
+                      "same way); rename them in the server, or choose another tool dialect",
+                      UncallableToolWarning, stacklevel=4)
