@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import msgspec
@@ -30,9 +31,20 @@ def dump_json(payload: Any) -> bytes:
         return json.dumps(payload, default=str).encode()
 
 
+_LONE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])")
+
+
 def load_json(data: bytes | str) -> Any:
-    """The JSON value ``data`` holds; ``ValueError`` (or ``RecursionError``, nested too deep) when it is not JSON."""
-    return msgspec.json.decode(data)
+    """The JSON value ``data`` holds; ``ValueError`` (or ``RecursionError``, nested too deep) when it is not JSON
+    or holds a string no Unicode text can be (a lone UTF-16 surrogate escape, ``"\\ud800"``)."""
+    try:
+        return msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+        if "surrogate" in str(exc) or _LONE_SURROGATE.search(raw):
+            raise ValueError("a string holds a lone UTF-16 surrogate escape (\\ud800-\\udfff without its pair), "
+                             "which is no Unicode character") from None
+        raise
 
 
 def json_response(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:

@@ -130,11 +130,12 @@ def test_a_bad_frame_costs_only_that_frame():
             {"type": "reset", "data": {"options": {"task_id": "no-such-task"}}},
             {"type": "reset", "data": {"seed": 3}}, {"type": "step", "data": {"response": 3}},
             {"type": "step", "data": {"text": "hi"}}, {"type": "step", "data": {"response": "<answer>x</answer>"}},
-            {"type": "state"}))
+            {"type": "state"}, '{"type": "step", "data": {"response": "\\ud800"}}'))
         codes = [reply["data"].get("code") for reply in replies]
         assert codes == ["INVALID_JSON", "VALIDATION_ERROR", "UNKNOWN_TYPE", "EXECUTION_ERROR", "VALIDATION_ERROR",
                          "VALIDATION_ERROR", "VALIDATION_ERROR", None, "VALIDATION_ERROR", "VALIDATION_ERROR", None,
-                         None]
+                         None, "INVALID_JSON"]
+        assert "lone UTF-16 surrogate" in replies[12]["data"]["message"]  # not msgspec's "Input data was truncated"
         assert "call reset() before step()" in replies[3]["data"]["message"]
         assert "options={\"task\"" in replies[5]["data"]["message"]
         assert "no-such-task" in replies[6]["data"]["message"]
