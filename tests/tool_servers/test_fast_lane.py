@@ -83,11 +83,8 @@ class Collected:
     def __init__(self) -> None:
         self.replies: list[dict[str, Any]] = []
 
-    async def write(self, text: str) -> None:
-        self.replies.append(json.loads(text))
-
-    async def flush(self) -> None:
-        pass
+    async def send(self, data: bytes) -> None:
+        self.replies.append(json.loads(data))
 
 
 async def test_the_lane_takes_only_what_it_may_and_a_cancelled_call_gets_no_answer():

@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import mcp_types
+import msgspec
 import pydantic
 from mcp import MCPError
 from mcp.server.context import ServerRequestContext
@@ -167,8 +168,8 @@ class FastLane:
         return dumped
 
     async def _write(self, message: dict[str, Any]) -> None:
-        await self._writer.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n")
-        await self._writer.flush()
+        """One reply line, encoded as the SDK's writer would (compact UTF-8; NaN and infinities as null)."""
+        await self._writer.send(msgspec.json.encode(message) + b"\n")
 
     def close(self) -> None:
         """Cancel the calls still running (the connection is closing)."""
