@@ -28,14 +28,15 @@ import mcp_types
 import msgspec
 import pydantic
 from mcp import MCPError
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.request_state import RequestStateBoundary
 from mcp.server.runner import modern_error_data
 from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
 from mcp_types import methods as surface
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from rlfactory_tool_servers.batch_form import hide_batch_forms
 from rlfactory_tool_servers.request_log import log_requests
 from rlfactory_tool_servers.stdio_pipes import PipeWriter
 from rlfactory_tool_servers.tool_signature import LIGHT_CONTEXT
@@ -48,9 +49,6 @@ MRTR_KEYS = ("requestState", "inputResponses")
 def known_middleware(server: MCPServer) -> bool:
     """Whether ``server``'s middleware is the SDK's defaults and ours, which do nothing to a ``tools/call`` answer
     but log it (``log_requests``, checked per request) and trace it (checked by ``tracing_on``)."""
-    from mcp.server._otel import OpenTelemetryMiddleware
-    from rlfactory_tool_servers.batch_form import hide_batch_forms
-
     return all(isinstance(m, (OpenTelemetryMiddleware, RequestStateBoundary)) or m in (hide_batch_forms, log_requests)
                for m in server.middleware)
 
