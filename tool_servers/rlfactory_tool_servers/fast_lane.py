@@ -139,7 +139,10 @@ class FastLane:
         except Exception as exc:  # noqa: BLE001 - mapped to the wire error as the SDK maps it
             error = exc.error if isinstance(exc, MCPError) else modern_error_data(exc)
             reply = {"error": error.model_dump(by_alias=True, mode="json", exclude_none=True)}
-        await self._write({"jsonrpc": "2.0", "id": request_id, **reply})
+        try:
+            await self._write({"jsonrpc": "2.0", "id": request_id, **reply})
+        except (OSError, RuntimeError):  # the client closed the pipe (a closed transport raises RuntimeError)
+            pass
 
     async def _result(self, request_id: Any, version: str, params: dict[str, Any],
                       typed: mcp_types.CallToolRequestParams) -> dict[str, Any]:
