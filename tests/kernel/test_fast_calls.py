@@ -136,5 +136,6 @@ async def test_attached_to_the_servers_stdin_the_calls_of_one_iteration_go_out_i
 async def test_a_failed_write_fails_the_calls_it_carried_as_a_closed_connection():
     calls, _, _ = wired()
     calls.attach(Stdin(closed=True))
-    failed = await asyncio.gather(*(calls.call_tool("t", {}) for _ in range(3)), return_exceptions=True)
+    failed = await asyncio.wait_for(asyncio.gather(*(calls.call_tool("t", {}) for _ in range(3)),
+                                                  return_exceptions=True), 10)
     assert [f.error.code for f in failed] == [mcp_types.CONNECTION_CLOSED] * 3
