@@ -26,6 +26,7 @@ The SQL reward verify row of the issue (and the Hermes parser's share of every r
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -42,8 +43,9 @@ from rlfactory_envs.kernel.mcp.toolbox import Toolbox
 from rlfactory_envs.kernel.tool_call import ToolCall
 
 PLAIN_SERVER = Path(__file__).resolve().with_name("plain_sleep_server.py")
-THIRD_PARTY_POOL = {"sessions": 2, "max_concurrency": 4096}
-"""The ``mcpServers`` tuning of the third-party row: two server processes, every call in flight at once."""
+THIRD_PARTY_POOL = {"sessions": max(2, os.cpu_count() or 1), "max_concurrency": 4096}
+"""The ``mcpServers`` tuning of the third-party row: a server process per core (two at least; such a server spends
+a millisecond or more of CPU a call), every call in flight at once."""
 GOALS = {"merged_stdio@4096": ("<=", 0.20), "merged_stdio@16384": ("<=", 0.60), "sync_function": (">=", 50_000),
          "async_function": (">=", 50_000), "no_tool_call": (">=", 100_000), "single_env_stdio": (">=", 5_000),
          "env_overhead": (">=", 50_000), "android": (">=", 20_000)}

@@ -92,3 +92,50 @@ async def test_over_a_real_stdio_server_calls_go_beside_the_sessions_own_request
         assert [r.content[0].text for r in results] == [f"slept {i % 5} ms" for i in range(200)]
     finally:
         await session.close()
+
+
+class Stdin:
+    """Where an attached ``FastCalls`` writes, in this process: each write's bytes (or a closed pipe)."""
+
+    def __init__(self, closed: bool = False) -> None:
+        self.writes: list[bytes] = []
+        self.closed = closed
+
+    async def send(self, data: bytes) -> None:
+        if self.closed:
+            raise anyio.BrokenResourceError
+        self.writes.append(data)
+
+
+async def test_attached_to_the_servers_stdin_the_calls_of_one_iteration_go_out_in_one_write():
+    import json
+
+    calls, session_stream, _ = wired()
+    await session_stream.send(SessionMessage(mcp_types.JSONRPCRequest(
+        jsonrpc="2.0", id=1, method="tools/list", params={"_meta": PROTOCOL})))
+    stdin = Stdin()
+    calls.attach(stdin)
+    waiting = [asyncio.ensure_future(calls.call_tool("sleep", {"ms": i}, {"rlfactory/episode": f"e{i}"}))
+               for i in range(50)]
+    dropped = asyncio.ensure_future(calls.call_tool("sleep", {"ms": 99}))
+    await asyncio.sleep(0)
+    dropped.cancel()  # cancelled before it was written: taken back, nothing to cancel on the wire
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert len(stdin.writes) == 1 and stdin.writes[0].endswith(b"\n")
+    requests = [json.loads(line) for line in stdin.writes[0].splitlines()]
+    assert [r["params"]["arguments"]["ms"] for r in requests] == list(range(50))
+    assert requests[3] == {"jsonrpc": "2.0", "id": requests[3]["id"], "method": "tools/call", "params": {
+        "name": "sleep", "arguments": {"ms": 3}, "_meta": {"rlfactory/episode": "e3", **PROTOCOL}}}
+    for request in requests:
+        assert calls.claim(reply(request["id"], {"content": [{"type": "text", "text": "ok"}]}))
+    assert [(await call).content[0].text for call in waiting] == ["ok"] * 50
+    assert dropped.cancelled() and not calls._background
+
+
+async def test_a_failed_write_fails_the_calls_it_carried_as_a_closed_connection():
+    calls, _, _ = wired()
+    calls.attach(Stdin(closed=True))
+    failed = await asyncio.wait_for(asyncio.gather(*(calls.call_tool("t", {}) for _ in range(3)),
+                                                  return_exceptions=True), 10)
+    assert [f.error.code for f in failed] == [mcp_types.CONNECTION_CLOSED] * 3

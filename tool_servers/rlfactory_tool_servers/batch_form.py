@@ -30,7 +30,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from rlfactory_tool_servers import wire
 from rlfactory_tool_servers.batch_runs import ElementDeadline, Run, Runs, ThreadedRun
-from rlfactory_tool_servers.tool_signature import ToolSignature, connection_of, episode_of, result_text
+from rlfactory_tool_servers.tool_signature import (
+    LIGHT_CONTEXT, ToolSignature, connection_of, episode_of, result_text)
 
 MAX_BATCH_CALLS = 16384
 MAX_PROBLEMS_SHOWN = 5
@@ -196,6 +197,7 @@ def publish_batch_form(server: MCPServer, name: str, fn: Callable[..., Any], sig
     batch.__annotations__ = {"ctx": Context, "calls": Annotated[list[element], pydantic.Field(
         json_schema_extra={"maxItems": MAX_BATCH_CALLS})], "deadline_s": float | None, "reply_after_s": float | None,
         "collect": str | None, "return": mcp_types.CallToolResult}
+    setattr(batch, LIGHT_CONTEXT, True)
 
     server.add_tool(batch, name=f"{name}_batch", meta={wire.BATCH_OF: name}, structured_output=False,
                     description=f"Batched form of `{name}`: runs every element of `calls` (each an arguments object of "

@@ -26,6 +26,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 
 from rlfactory_tool_servers import wire
+from rlfactory_tool_servers.fast_lane import FastLane, lines_past
 from rlfactory_tool_servers.http_guard import (
     TOKEN_VARIABLE, BearerTokenGuard, auth_token, exposure_warning, transport_security)
 from rlfactory_tool_servers.http_sessions import (
@@ -77,6 +78,10 @@ def transport_parser() -> argparse.ArgumentParser:
     shared.add_argument("--session-idle-s", type=float, default=DEFAULT_IDLE_S,
                         help=f"HTTP: an MCP session idle this long ends (default {DEFAULT_IDLE_S:g} s; the SDK's is "
                              "30 minutes)")
+    shared.add_argument("--no-fast-lane", action="store_true",
+                        help="stdio: answer every request through the MCP SDK's own request path (by default a "
+                             "tools/call of a toolset tool skips the SDK's per-request machinery and is answered as "
+                             "the SDK answers it: see rlfactory_tool_servers.fast_lane)")
     shared.add_argument("--log-level", choices=LOG_LEVELS, default="warning",
                         help="warning (default): the start message and problems; info: also one line per MCP request "
                              "(method, tool, duration, is_error) and the HTTP access log; debug: also each request's "
@@ -133,15 +138,16 @@ def serve(package: ServerPackage, argv: Sequence[str] | None = None, *, prog: st
     gc.freeze()
     if options.transport == "stdio":
         announce("over stdio")
-        anyio.run(run_stdio, server, backend_options={"use_uvloop": has_uvloop()})
+        anyio.run(run_stdio, server, not options.no_fast_lane, backend_options={"use_uvloop": has_uvloop()})
     else:
         run_http(server, options, prog, lambda port: announce(
             f"over streamable HTTP at {http_url(options.host, port, options.path)}"))
 
 
-async def run_stdio(server: MCPServer) -> None:
+async def run_stdio(server: MCPServer, fast_lane: bool = True) -> None:
     """``server.run_stdio_async()``, with the loop's own pipes as its stdin and stdout when they are pipes (see
-    ``stdio_pipes``) and the server has no stdio transport of its own."""
+    ``stdio_pipes``) and the server has no stdio transport of its own; ``fast_lane``: the ``tools/call`` requests
+    it can take skip the SDK's request path (``fast_lane``)."""
     if type(server).run_stdio_async is not MCPServer.run_stdio_async:
         await server.run_stdio_async()
         return
@@ -150,8 +156,15 @@ async def run_stdio(server: MCPServer) -> None:
             await server.run_stdio_async()
             return
         lowlevel = server._lowlevel_server  # what run_stdio_async runs, given our streams (mcp 2.3)
-        async with stdio_server(*pipes) as (read_stream, write_stream):  # type: ignore[arg-type]
-            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        lines, writer = pipes
+        lane = FastLane(server, writer) if fast_lane else None
+        try:
+            async with stdio_server(lines if lane is None else lines_past(lane, lines),  # type: ignore[arg-type]
+                                    writer) as (read_stream, write_stream):  # type: ignore[arg-type]
+                await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        finally:
+            if lane is not None:
+                lane.close()
 
 
 def has_uvloop() -> bool:

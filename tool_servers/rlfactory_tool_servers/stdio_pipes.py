@@ -77,6 +77,11 @@ class PipeWriter:
     async def flush(self) -> None:
         await self._writer.drain()
 
+    async def send(self, data: bytes) -> None:
+        """Write ``data`` (whole lines, encoded) and wait until the pipe takes more."""
+        self._writer.write(data)
+        await self._writer.drain()
+
 
 @asynccontextmanager
 async def stdio_pipes() -> AsyncIterator[tuple[PipeLines, PipeWriter] | None]:

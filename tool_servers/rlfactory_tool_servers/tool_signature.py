@@ -117,6 +117,12 @@ def episode_of(value: Any, default: Any) -> Any:
     return value
 
 
+LIGHT_CONTEXT = "__rlf_light_context__"
+"""Set to ``True`` on a tool function whose context parameter it reads only through ``episode_of`` its
+``request_context.meta`` and ``connection_of``: such a tool can be called with a context that has no session
+(``fast_lane``)."""
+
+
 def connection_of(ctx: Context) -> str:
     """The connection a request came over, as a caller: the MCP session its HTTP request names, else the HTTP
     peer's address (stateless requests), else ``"local"`` (stdio, or a server in this process: one client)."""

@@ -45,8 +45,8 @@ from mcp_types import ToolAnnotations
 
 from rlfactory_tool_servers import wire
 from rlfactory_tool_servers.batch_form import BatchFn, publish_batch_form
-from rlfactory_tool_servers.tool_signature import (DEFAULT_EPISODE, Caller, Episode, ToolSignature, connection_of,
-                                                  episode_of, invoker, result_text)
+from rlfactory_tool_servers.tool_signature import (DEFAULT_EPISODE, LIGHT_CONTEXT, Caller, Episode, ToolSignature,
+                                                  connection_of, episode_of, invoker, result_text)
 
 __all__ = ["DEFAULT_EPISODE", "READ_ONLY", "Caller", "Episode", "Toolset", "publish_tool", "publish_toolsets",
            "result_text", "tool"]
@@ -126,6 +126,7 @@ def single_form(name: str, fn: Callable[..., Any], signature: ToolSignature, blo
     call.__name__ = call.__qualname__ = name  # the SDK names the arguments' schema after it
     call.__signature__ = signature.with_context()  # type: ignore[attr-defined]
     call.__annotations__ = {**{p.name: p.annotation for p in signature.parameters}, "ctx": Context, "return": str}
+    setattr(call, LIGHT_CONTEXT, True)
     return call
 
 

@@ -10,6 +10,11 @@ request (the 2026-07-28 protocol repeats the version and client on every request
 is read as the SDK reads it (a JSON-RPC error is an ``MCPError``, a result of the wrong shape a pydantic
 ``ValidationError``), and a call abandoned at its deadline is cancelled with ``notifications/cancelled``, as the
 session does. The server's tool output schema is not checked against the reply (the text is what the model reads).
+
+Given the server's stdin (``attach``), the requests skip the SDK's writer task and pydantic framing: each is encoded
+once (msgspec) and the requests made in the same loop iteration go out in one write (thousands of concurrent calls
+to a server without batched forms are a few writes, not thousands). A failed write fails the requests it carried as
+a closed connection.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from types import TracebackType
 from typing import Any
 
 import mcp_types
+import msgspec
 from mcp import MCPError
 from mcp.client._transport import WriteStream
 from mcp.shared.message import SessionMessage
@@ -38,6 +44,12 @@ class FastCalls:
         self._ids = itertools.count(1)
         self._protocol_meta: dict[str, Any] = {}
         self._background: set[asyncio.Task[None]] = set()
+        self._stdin: Any = None  # the server's stdin (anyio's byte stream), when attached
+        self._unsent: list[tuple[str, bytes]] = []
+
+    def attach(self, stdin: Any) -> None:
+        """Write requests straight to ``stdin`` (an anyio byte stream with ``send``), beside the SDK's writer."""
+        self._stdin = stdin
 
     def tap(self, write: WriteStream[SessionMessage]) -> WriteStream[SessionMessage]:
         """The session's write stream, as the session is to use it: its requests' protocol ``_meta`` is noted."""
@@ -83,24 +95,54 @@ class FastCalls:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         try:
-            await self._write.send(SessionMessage(mcp_types.JSONRPCRequest(jsonrpc="2.0", id=request_id,
-                                                                           method="tools/call", params=params)))
+            if self._stdin is not None:
+                self._queue(request_id, {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+            else:
+                await self._write.send(SessionMessage(mcp_types.JSONRPCRequest(
+                    jsonrpc="2.0", id=request_id, method="tools/call", params=params)))
             reply = await future
         except asyncio.CancelledError:
-            if self._pending.pop(request_id, None) is not None:
+            if self._pending.pop(request_id, None) is not None and not self._unqueue(request_id):
                 self._cancel(request_id)
             raise
         if isinstance(reply, mcp_types.JSONRPCError):
             raise MCPError(reply.error.code, reply.error.message, reply.error.data)
         return mcp_types.CallToolResult.model_validate(reply.result)
 
+    def _queue(self, request_id: str, request: dict[str, Any]) -> None:
+        """Encode ``request`` now (a value JSON cannot hold fails its caller) and send it with this iteration's."""
+        line = msgspec.json.encode(request) + b"\n"
+        if not self._unsent:
+            self._keep(asyncio.ensure_future(self._send_unsent()))
+        self._unsent.append((request_id, line))
+
+    def _unqueue(self, request_id: str) -> bool:
+        """Take a request back before it is written (it never reaches the server); whether it was still queued."""
+        kept = [(queued, line) for queued, line in self._unsent if queued != request_id]
+        taken, self._unsent = len(kept) < len(self._unsent), kept
+        return taken
+
+    async def _send_unsent(self) -> None:
+        """One write of the requests queued in this loop iteration; a failed write fails each of them."""
+        await asyncio.sleep(0)  # let the iteration's other callers queue theirs
+        unsent, self._unsent = self._unsent, []
+        try:
+            await self._stdin.send(b"".join(line for _, line in unsent))
+        except Exception:  # noqa: BLE001 - a closed or broken pipe, or anything else: no reply is coming
+            for request_id, _ in unsent:
+                future = self._pending.pop(request_id, None)
+                if future is not None and not future.done():
+                    future.set_exception(MCPError(mcp_types.CONNECTION_CLOSED, "Connection closed"))
+
+    def _keep(self, task: asyncio.Task[None]) -> None:
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     def _cancel(self, request_id: str) -> None:
         """Tell the server a request was abandoned (in the background: the caller is being cancelled)."""
         notice = mcp_types.JSONRPCNotification(jsonrpc="2.0", method="notifications/cancelled",
                                                params={"requestId": request_id, "reason": "deadline"})
-        task = asyncio.ensure_future(self._send_quietly(SessionMessage(notice)))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._keep(asyncio.ensure_future(self._send_quietly(SessionMessage(notice))))
 
     async def _send_quietly(self, message: SessionMessage) -> None:
         try:

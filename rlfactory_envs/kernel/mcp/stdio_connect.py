@@ -93,6 +93,8 @@ class _Launch:
             self._process = _spawned_process(sdk_transport)
             read_stream, write_stream = streams
             fast = self._fast_calls
+            if fast is not None and getattr(self._process, "stdin", None) is not None:
+                fast.attach(self._process.stdin)
             try:
                 yield ReplyErrorsById(read_stream, fast), (write_stream if fast is None else fast.tap(write_stream))
             except Exception:
