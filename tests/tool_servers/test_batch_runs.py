@@ -1,17 +1,15 @@
 """How a batched form runs its elements: a user's blocking function in one worker thread per batch (another joins
 when one element holds it), so a hanging call fails alone at the deadline; a sync toolset method inline; and the
-sleep server's waits sharing one timer per millisecond; an async element that never waits needs no task."""
+sleep server's waits sharing one timer per millisecond."""
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import threading
 import time
 
 from mcp import Client
 
-from rlfactory_tool_servers.batch_runs import ElementDeadline, Run
 from rlfactory_tool_servers.functions import build_server
 from rlfactory_tool_servers.sleep.server import Alarms
 from rlfactory_tool_servers.wire import DEADLINE
@@ -76,38 +74,3 @@ async def test_waits_ending_in_the_same_millisecond_share_one_timer():
     await asyncio.gather(*waits)
     assert 0.05 <= time.monotonic() - started < 1.0 and not alarms._due
     await asyncio.wait_for(alarms.wait(0), 0.01)  # no wait at all
-
-
-async def test_async_elements_that_never_wait_take_no_task_and_the_others_run_on_to_their_end():
-    cleaned: list[str] = []
-
-    async def at_once(x: int) -> int:
-        return x
-
-    async def after_a_wait(x: int) -> int:
-        await asyncio.sleep(0.01)
-        return 10 * x
-
-    async def fails_at_once() -> None:
-        raise ValueError("at once")
-
-    async def fails_after_a_wait() -> None:
-        await asyncio.sleep(0)
-        raise ValueError("after a wait")
-
-    async def hangs() -> None:
-        try:
-            await asyncio.sleep(10)
-        finally:
-            cleaned.append("hangs")
-
-    before = len(asyncio.all_tasks())
-    run = Run.of({0: functools.partial(at_once, 1), 1: functools.partial(after_a_wait, 2), 2: fails_at_once,
-                  3: fails_after_a_wait, 4: hangs}, deadline_s=0.3)
-    assert len(asyncio.all_tasks()) - before == 3  # the three that wait, not the two done at once
-    done = await run.next_reply(None)
-    assert done[0] == 1 and done[1] == 20
-    assert str(done[2]) == "at once" and str(done[3]) == "after a wait"
-    assert isinstance(done[4], ElementDeadline) and run.finished
-    await asyncio.sleep(0)
-    assert cleaned == ["hangs"]  # the cancellation reached the coroutine itself

@@ -1,11 +1,10 @@
 """The elements of a batched request running together, and the runs that answered early and are still collectable.
 
-A batch's elements run concurrently, each as its tool runs: an async tool's element at once up to its first wait
-(one that never waits needs no task), then as a task of its own; a sync tool's inline, one after another (a
-toolset's lookups are quick); a blocking sync tool's in worker threads, one hop per batch (``ThreadedRun``). Slow
-elements need not hold the fast ones back: with ``reply_after_s`` (and a deadline) the request answers once every
-element is done or ``reply_after_s`` after the first one is, whichever comes first; the rest keep running until the
-deadline and are collected later by the run's ticket (``wire``).
+A batch's elements run concurrently, each as its tool runs: an async tool's element as a task of its own, a sync
+tool's inline, one after another (a toolset's lookups are quick), and a blocking sync tool's in worker threads,
+one hop per batch (``ThreadedRun``). Slow elements need not hold the fast ones back: with ``reply_after_s`` (and a
+deadline) the request answers once every element is done or ``reply_after_s`` after the first one is, whichever
+comes first; the rest keep running until the deadline and are collected later by the run's ticket (``wire``).
 """
 
 from __future__ import annotations
@@ -13,10 +12,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-import types
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -84,18 +82,6 @@ class Run:
         if not inspect.isawaitable(value):
             self.finish(position, value)
             return
-        if inspect.iscoroutine(value):  # run to its first wait here: one that never waits needs no task
-            try:
-                value = _resumed(value, value.send(None))
-            except StopIteration as stop:
-                self.finish(position, stop.value)
-                return
-            except asyncio.CancelledError:
-                self.finish(position, self._late())
-                return
-            except Exception as exc:  # one element's failure is its own result
-                self.finish(position, exc)
-                return
         task = self._loop.create_task(self._run_task(position, value))
         self._tasks[task] = position
 
@@ -166,22 +152,6 @@ class Run:
     @property
     def kept_s(self) -> float:
         return (self._deadline_s or 0.0) + RUN_KEPT_S
-
-
-@types.coroutine
-def _resumed(coroutine: Coroutine[Any, Any, Any], waiting: Any) -> Generator[Any, Any, Any]:
-    """The rest of ``coroutine``, which was run up to its first wait (it gave ``waiting``, the future it waits for),
-    as an awaitable a task drives on: what the task sends or throws goes on to ``coroutine``."""
-    while True:
-        try:
-            try:
-                sent = yield waiting
-            except BaseException as exc:  # a cancellation, or a future's exception: the coroutine's to handle
-                waiting = coroutine.throw(exc)
-            else:
-                waiting = coroutine.send(sent)
-        except StopIteration as stop:  # the coroutine returned (raised in a generator, it would be a RuntimeError)
-            return stop.value
 
 
 def _wake(future: asyncio.Future[None]) -> None:
