@@ -18,7 +18,7 @@
 - ``env_overhead``: ``EnvBatch`` of 1,024 envs on an in-process sleep server, 0 ms calls: steps/s (goal 50,000).
 - ``android``: 1,000 simulated phones in one ``EnvBatch``, every env acting each step: steps/s (goal 20,000).
 
-The SQL reward verify row of the issue (and the Hermes parser's share of every row above) is another change's:
+The SQL reward verify row of the issue is another change's:
 ``rlf bench --only sql`` measures the reward. Every row keeps, per repeat, wall and process CPU seconds
 (``cpu_us_per_step``: steadier than wall time on a shared machine). ``--quick``: small N, one repeat.
 """

@@ -75,13 +75,17 @@ def tool_call_id(turn: int, position: int) -> str:
     return f"c{turn % 10_000:04d}{position % 10_000:04d}"
 
 
+_ARGUMENTS_JSON = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(arguments, ensure_ascii=False)`` without building an encoder for every call."""
+
+
 def assistant_message(action: str, calls: Sequence[ToolCall], ids: Sequence[str]) -> dict[str, Any]:
     """The model's turn as an OpenAI chat message: its raw text, and the calls that ran as ``tool_calls`` (arguments
     as a JSON string, as the API has them), each answered by the ``tool`` message with its ``tool_call_id``."""
     message: dict[str, Any] = {"role": "assistant", "content": action}
     if calls:
         message["tool_calls"] = [{"id": i, "type": "function", "function": {
-            "name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}} for c, i in zip(calls, ids)]
+            "name": c.name, "arguments": _ARGUMENTS_JSON(c.arguments)}} for c, i in zip(calls, ids)]
     return message
 
 
@@ -285,7 +289,7 @@ class ToolEnv(gym.Env[str, str]):
         started = time.perf_counter()
         parsed, notes = self._read_action(action)
         info: dict[str, Any] = self._base_info(turn)
-        info["tool_calls"] = [call.to_dict() for call in parsed.tool_calls]
+        info["tool_calls"] = [{"name": call.name, "arguments": call.arguments} for call in parsed.tool_calls]
         info["parse_errors"] = list(parsed.errors)
         ending = self._ending(turn, parsed, notes)
         if ending is not None:
@@ -486,11 +490,12 @@ class ToolEnv(gym.Env[str, str]):
         bound = self.bound_arguments(task if task is not None else self.task) if self._binds_arguments() else {}
         if episode_argument:
             bound[episode_argument] = self.episode_id
+        spec_of = self.toolbox.spec
         out = []
         for call in calls:
-            spec = self.toolbox.spec(call.name)
+            spec = spec_of(call.name)
             declared = (spec.input_schema.get("properties") or {}) if spec is not None and bound else {}
-            own = {key: value for key, value in bound.items() if key in declared}
+            own = {key: value for key, value in bound.items() if key in declared} if declared else {}
             if (spec is None or not spec.episode_state) and episode_argument not in own:
                 out.append(ToolCall(call.name, {**call.arguments, **own}, call.call_id, call.affinity) if own else call)
                 continue

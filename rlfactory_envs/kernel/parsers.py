@@ -104,23 +104,24 @@ class HermesToolCallParser(ToolCallReading):
     def parse(self, response: str) -> ParsedAction:
         text = strip_reasoning(response).rstrip()
         text = text[: -len(_END_OF_TURN)] if text.endswith(_END_OF_TURN) else text
-        action = ParsedAction()
         answer = first_tagged(text, self.answer_tag)
         first_call = text.find("<tool_call>")
         if answer is not None and (first_call < 0 or answer[0] < first_call):
-            action.answer = answer[1].strip()
-            return action
-        blocks = self._BLOCK_RE.findall(text)
+            return ParsedAction(answer=answer[1].strip())
+        if first_call < 0:
+            return ParsedAction()
+        errors: list[str] = []
+        blocks = self._BLOCK_RE.findall(text, first_call)
         if len(blocks) > self.max_tool_calls:
-            action.errors.append(_cap_message(len(blocks), self.max_tool_calls))
+            errors.append(_cap_message(len(blocks), self.max_tool_calls))
             blocks = blocks[: self.max_tool_calls]
-        calls = [self._read_block(block, position, action.errors) for position, block in enumerate(blocks)]
-        if all(call is not None for call in calls):
-            action.tool_calls = [call for call in calls if call is not None]
-        elif any(call is not None for call in calls):
-            action.errors.append(f"None of the {len(calls)} tool calls of the response was run: a tool-call parser "
-                                 "(vLLM's hermes) rejects every call of a response when one cannot be read.")
-        return action
+        calls = [self._read_block(block, position, errors) for position, block in enumerate(blocks)]
+        if all(calls):  # a ToolCall is always true
+            return ParsedAction(calls, None, errors)  # type: ignore[arg-type]
+        if any(calls):
+            errors.append(f"None of the {len(calls)} tool calls of the response was run: a tool-call parser "
+                          "(vLLM's hermes) rejects every call of a response when one cannot be read.")
+        return ParsedAction([], None, errors)
 
     def _read_block(self, block: str, position: int, errors: list[str]) -> ToolCall | None:
         """The call of one block; a sentence in ``errors`` when it cannot be read, or was read only after repair."""
@@ -163,7 +164,7 @@ def _read_call(block: str, call_id: int, *, lenient: bool) -> tuple[ToolCall | N
         arguments = payload["arguments"]
     if not isinstance(arguments, dict):
         return None, f"\"arguments\" of {_preview(name)!r} must be a JSON object."
-    return ToolCall(name=name, arguments=arguments, call_id=call_id), ""
+    return ToolCall(name, arguments, call_id), ""
 
 
 def _strict_json(body: str) -> tuple[object, str]:

