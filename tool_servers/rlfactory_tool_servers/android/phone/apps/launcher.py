@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from rlfactory_tool_servers.android.phone.device import Device, Page, Screen
 from rlfactory_tool_servers.android.phone.ui import Element
 
@@ -24,6 +26,7 @@ class Launcher:
         return Screen("Home", body)
 
 
+@functools.cache  # one per app, not one per icon drawn
 def _opener(name: str):
     def open_app(device: Device) -> str:
         return device.start_app(name)
