@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import ast
 import re
-from operator import attrgetter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
@@ -153,7 +153,7 @@ class T3ALines:
     it. Bounded in characters: a line longer than ``max_line_chars`` is not kept, and the cache empties once the
     lines it holds reach ``max_chars`` (each line's key holds no more than the line shows)."""
 
-    def __init__(self, max_chars: int = 4_000_000, max_line_chars: int = 1_000):
+    def __init__(self, max_chars: int = 2_000_000, max_line_chars: int = 1_000):
         self.max_chars = max_chars
         self.max_line_chars = max_line_chars
         self.chars = 0
