@@ -42,12 +42,13 @@ class AndroidActionParser:
         if parsed.answer is not None:
             ending = {"action_type": "answer", "text": parsed.answer}
             return ParsedAction(answer=json.dumps(ending, ensure_ascii=False), errors=parsed.errors)
-        calls, errors = list(parsed.tool_calls), list(parsed.errors)
+        calls, errors = parsed.tool_calls, parsed.errors
         if not calls and not errors:
             calls, errors = json_actions(strip_reasoning(response), self.max_actions, repair=not self.strict)
         endings = [call for call in calls if call.name in ENDING_ACTIONS]
         if not endings:
-            return ParsedAction(tool_calls=calls, errors=errors)
+            return parsed if calls is parsed.tool_calls else ParsedAction(tool_calls=calls, errors=errors)
+        errors = list(errors)
         if len(calls) > 1:
             errors.append(f"{endings[0].name} ends the task, so it must be the only action of its response; it was "
                           "ignored and the other actions were run.")

@@ -26,6 +26,7 @@ REQUIRED = {"click": ("index",), "long_press": ("index",), "double_tap": ("index
             "scroll": ("direction",), "swipe": ("direction",), "open_app": ("app_name",), "status": ("goal_status",),
             "answer": ("text",)}
 ENDING_ACTIONS = ("status", "answer")
+_TAKES = {action_type: frozenset(names) for action_type, names in ACTION_ARGUMENTS.items()}
 
 
 def check_action(action_type: Any, arguments: Mapping[str, Any]) -> None:
@@ -33,8 +34,8 @@ def check_action(action_type: Any, arguments: Mapping[str, Any]) -> None:
     if action_type not in ACTION_ARGUMENTS:
         raise DeviceError(f"unknown action type {str(action_type)[:40]!r}; the actions are "
                           f"{', '.join(ACTION_ARGUMENTS)}")
-    unexpected = sorted(set(arguments) - set(ACTION_ARGUMENTS[action_type]))
-    if unexpected:
+    if not arguments.keys() <= _TAKES[action_type]:
+        unexpected = sorted(set(arguments) - _TAKES[action_type])
         raise DeviceError(f"{action_type} takes no argument {unexpected[0][:40]!r} (it takes "
                           f"{', '.join(ACTION_ARGUMENTS[action_type]) or 'none'})")
     missing = [name for name in REQUIRED.get(action_type, ()) if arguments.get(name) is None]

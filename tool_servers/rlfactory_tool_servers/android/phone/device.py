@@ -19,6 +19,7 @@ Semantics, after Android and AndroidWorld's actuation:
 from __future__ import annotations
 
 import datetime
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -33,6 +34,8 @@ MAX_STACK = 32
 ROW_HEIGHT = 132
 TOP = 80  # below the status bar
 DIRECTIONS = ("up", "down", "left", "right")
+_SECONDS = {2: datetime.timedelta(seconds=2), 5: datetime.timedelta(seconds=5)}
+"""The clock's steps of an action and of ``wait``, made once."""
 
 
 class DeviceError(Exception):
@@ -182,7 +185,7 @@ class Device:
     def _acted(self, seconds: int = 2) -> None:
         self.actions += 1
         self._elements = None
-        self.state.now += datetime.timedelta(seconds=seconds)
+        self.state.now += _SECONDS[seconds] if seconds in _SECONDS else datetime.timedelta(seconds=seconds)
         stopwatch = self.state.stopwatch
         if stopwatch.running:
             stopwatch.elapsed_s += seconds
@@ -374,6 +377,13 @@ def element_label(element: Element) -> str:
     return repr(text) if text else element.class_name.rsplit(".", 1)[-1]
 
 
+@functools.lru_cache(maxsize=1024)
+def row_bounds(y: int, height: int) -> Bounds:
+    """The bounds of a full-width row ``height`` pixels tall from ``y`` down, cut at the screen's bottom: one
+    shared (frozen) object per row, as a screen's rows fall on a few positions."""
+    return Bounds(0, y, SCREEN_WIDTH, min(y + height, SCREEN_HEIGHT))
+
+
 def _layout(screen: Screen, page: Page, package: str, seen_to_end: set[str]) -> list[Element]:
     """The screen as a flat list of elements with bounds: the title, then the body, a list as its container
     followed by the items in view; a dialog replaces the body."""
@@ -382,7 +392,7 @@ def _layout(screen: Screen, page: Page, package: str, seen_to_end: set[str]) -> 
 
     def place(element: Element, height: int = ROW_HEIGHT) -> None:
         nonlocal y
-        element.bounds = Bounds(0, y, SCREEN_WIDTH, min(y + height, SCREEN_HEIGHT))
+        element.bounds = row_bounds(y, height)
         element.package = element.package or package
         if element.editable and element.field is not None:
             element.text = page.form.get(element.field, element.text or "") or None
@@ -408,7 +418,7 @@ def _layout(screen: Screen, page: Page, package: str, seen_to_end: set[str]) -> 
         container = Element(content_description=block.description,
                             class_name="androidx.recyclerview.widget.RecyclerView", resource_id=block.list_id,
                             scrollable=len(block.items) > block.page_size, list_id=block.list_id)
-        container.bounds = Bounds(0, y, SCREEN_WIDTH, min(y + ROW_HEIGHT * max(1, len(shown)), SCREEN_HEIGHT))
+        container.bounds = row_bounds(y, ROW_HEIGHT * max(1, len(shown)))
         container.package = package
         out.append(container)
         parent = len(out) - 1

@@ -20,6 +20,7 @@ import ast
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
@@ -143,7 +144,46 @@ def render_elements(elements: Sequence[Element], observation: str = "t3a") -> st
 
         top = (node(i) for i, element in enumerate(elements) if element.parent is None)
         return "<hierarchy>\n" + "\n".join(top) + "\n</hierarchy>"
-    return "\n".join(describe_t3a(i, e) for i, e in enumerate(elements))
+    return "\n".join([T3A_LINES.line(i, e) for i, e in enumerate(elements)])
+
+
+class T3ALines:
+    """``describe_t3a``'s lines by what they show, shared by every phone of the process: most lines of a screen
+    (a launcher icon, a settings row, a list item in its place) are the same on every phone and turn that shows
+    it. Bounded in characters: a line longer than ``max_line_chars`` is not kept, and the cache empties once the
+    lines it holds reach ``max_chars`` (each line's key holds no more than the line shows)."""
+
+    def __init__(self, max_chars: int = 2_000_000, max_line_chars: int = 1_000):
+        self.max_chars = max_chars
+        self.max_line_chars = max_line_chars
+        self.chars = 0
+        self._lines: dict[tuple[Any, ...], str] = {}
+
+    def line(self, index: int, element: Element) -> str:
+        """``describe_t3a(index, element)``, made once per distinct line."""
+        bounds = element.bounds
+        key = (index, _shown(element), None if bounds is None else _corners(bounds))
+        line = self._lines.get(key)
+        if line is None:
+            line = describe_t3a(index, element)
+            self._keep(key, line)
+        return line
+
+    def _keep(self, key: tuple[Any, ...], line: str) -> None:
+        if len(line) > self.max_line_chars:
+            return
+        if self.chars + len(line) > self.max_chars:
+            self._lines.clear()
+            self.chars = 0
+        self._lines[key] = line
+        self.chars += len(line)
+
+
+_shown = attrgetter("text", "content_description", "hint_text", "class_name", "resource_id", "package", *_FLAGS)
+"""What of an element a t3a line shows, besides its index and bounds."""
+_corners = attrgetter("x_min", "y_min", "x_max", "y_max")
+"""A ``Bounds`` as a tuple, which hashes in C (the dataclass's ``__hash__`` is Python)."""
+T3A_LINES = T3ALines()
 
 
 _LINE = re.compile(r"^UI element (\d+): UIElement\((.*)\)$")
