@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from rlfactory_tool_servers.sql.sandbox.column_counts import ColumnCounts, schema_digest
-from rlfactory_tool_servers.sql.sandbox.engine import ReadOnlyDatabase, ResultTooLarge
+from rlfactory_tool_servers.sql.sandbox.engine import QueryError, ReadOnlyDatabase, ResultTooLarge
 
 WIDE_BLOB = "SELECT *, zeroblob(999999) FROM t"  # 2 columns on a 1-column t: 1 MB values allowed; 101 columns: 39 KB
 
@@ -49,3 +49,14 @@ def test_a_count_learnt_on_a_narrow_table_does_not_loosen_a_wide_one(tmp_path):
     finally:
         narrow.close()
         wide.close()
+
+
+def test_a_file_that_is_no_database_fails_as_a_query_error(tmp_path):
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"not a database " * 100)
+    db = ReadOnlyDatabase(junk)
+    try:
+        with pytest.raises(QueryError, match="not a database"):  # its schema is read where errors are translated
+            db.execute("SELECT 1")
+    finally:
+        db.close()

@@ -328,7 +328,7 @@ class ReadOnlyDatabase:
         self._idle: queue.SimpleQueue[tuple[sqlite3.Connection, _Deadline]] = queue.SimpleQueue()
         self._slots = threading.BoundedSemaphore(pool_size)
         self._closed = False
-        self._schema = b""  # its schema's digest, read by the first connection
+        self._schema = b""  # its schema's digest, read by the first query whose rows are bounded
 
     # -- connections -----------------------------------------------------------------------------------------
 
@@ -350,7 +350,6 @@ class ReadOnlyDatabase:
             conn.set_authorizer(_authorize)
             deadline = _Deadline()
             conn.set_progress_handler(deadline, PROGRESS_OPCODES)
-            self._schema = self._schema or schema_digest(conn)
         except BaseException:
             conn.close()
             raise
@@ -451,6 +450,7 @@ class ReadOnlyDatabase:
         (``column_counts``: learnt by preparing it under ``LIMIT 0``, once per schema and text); the lowered limit,
         or 0 when it stays ``MAX_VALUE_BYTES``. A query that cannot be wrapped so gets the limit of ``MAX_COLUMNS``
         columns."""
+        self._schema = self._schema or schema_digest(conn)  # here, where an unreadable file gives a QueryError
         columns = _column_counts.count(conn, self._schema, sql, params)
         limit = value_limit(MAX_COLUMNS if columns is None else columns)
         if limit >= MAX_VALUE_BYTES:
