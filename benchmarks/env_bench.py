@@ -338,6 +338,8 @@ def format_table(rows: list[dict[str, Any]]) -> str:
         value = f"{r['value']:,.2f} {r['metric']}"
         if "cpu_ms_per_step" in r:
             value += f" ({r['cpu_ms_per_step']:.3f} cpu ms/step)"
+        if "ms_per_answer" in r:
+            value += f" ({r['ms_per_answer']:.2f} ms, {r['cpu_ms_per_answer']:.2f} cpu ms an answer)"
         if "cpu_us_per_step" in r:
             value += f" ({r['cpu_us_per_step']:.1f} cpu us/step)"
         if "mean_reward" in r:

@@ -4,10 +4,13 @@ embedded sample when absent, with a note). Every row says which in ``data``.
 - ``sql_queries``: queries/s of N ``rlf/NL2SQL-Spider-v0`` trajectories (32 with ``--quick``, else 256; one
   ``EnvBatch``) each running its task's gold query through ``run_query`` in one step, merged into
   ``run_query_batch`` requests; ``sql_queries_unmerged``: one MCP request per call.
-- ``sql_reward``: pairs verified/s of the execution reward's ``score_batch`` over every question of the task set
-  (its gold query as the prediction), with a cold gold-result cache (both queries executed) and a warm one
-  (``sql_reward_warm``: the prediction only), on each database of the default test suite (generated variants) and
-  on the task's database alone (``*_single_db``).
+- ``sql_reward``: pairs verified/s (and ms an answer, wall and CPU) of the execution reward's ``score_batch`` over
+  every question of the task set (its gold query as the prediction), with a cold start (gold results, learnt
+  column counts and prepared statements forgotten, parsed texts kept: both queries executed) and a warm one
+  (``sql_reward_warm``: the prediction only, a text seen before), on each database of the default test suite
+  (generated variants) and on the task's database alone (``*_single_db``). ``sql_reward_fresh``: gold results
+  cached, each prediction a text never seen (the gold query behind a comment naming the round), as in training:
+  its parse and prepares count.
 - ``sql_suite_build``: seconds per database to generate and distil its test suite from an empty cache (at most 2
   repeats).
 
@@ -74,28 +77,31 @@ async def sql_query_timing(data_path: str | None, n: int, batching: bool, repeat
         batch.close()
 
 
-async def sql_reward_timing(data_path: str | None, repeats: int, test_suite: str) -> tuple[Timing, Timing, int]:
-    """Gold queries verified against themselves: cold (gold cache empty) and warm. Generated test suites are
-    built (or read) before the clock starts: that is a one-time cost per database, reported apart."""
+async def sql_reward_timing(data_path: str | None, repeats: int, test_suite: str) -> tuple[list[Timing], int]:
+    """Gold queries verified against themselves: cold, warm and fresh (see the module docstring). Generated test
+    suites are built (or read) before the clock starts: that is a one-time cost per database, reported apart."""
     from rlfactory_reward_models.base import RewardInput
     from rlfactory_reward_models.sql.execution import SqlExecutionReward
+    from rlfactory_tool_servers.sql.sandbox.engine import forget_column_counts
 
     tasks, db_dir, queries = sql_task_set(data_path)
-    items = [RewardInput(task, task.gold_sql) for task in tasks]
-    cold, warm = Timing(), Timing()
+    timings = [Timing(), Timing(), Timing()]
     for i in range(repeats + 1):
         reward = SqlExecutionReward(db_dir, test_suite=test_suite, suite_queries=queries)
         try:
             for db_id in queries:
                 reward.databases(db_id)
-            for timing in (cold, warm):
+            forget_column_counts()
+            golds = [RewardInput(task, task.gold_sql) for task in tasks]
+            fresh = [RewardInput(task, f"/* round {i} */ {task.gold_sql}") for task in tasks]
+            for timing, answers in zip(timings, (golds, golds, fresh)):
                 with timing.measure(keep=i > 0):
-                    results = await reward.score_batch(items)
+                    results = await reward.score_batch(answers)
                 if any(r.value != 1.0 and "unscored" not in (r.reason or "") for r in results):
                     raise RuntimeError("a gold query did not verify against itself")
         finally:
             reward.close()
-    return cold, warm, len(items)
+    return timings, len(tasks)
 
 
 def sql_suite_build_timing(data_path: str | None, repeats: int) -> tuple[Timing, int]:
@@ -126,14 +132,15 @@ def sql_query_rows(data_path: str | None, n: int, repeats: int, label: str) -> l
 
 
 def sql_reward_rows(data_path: str | None, repeats: int, label: str) -> list[dict[str, Any]]:
-    """``sql_reward`` and ``sql_reward_warm``, on generated test suites and on the task's database alone."""
+    """``sql_reward``, ``sql_reward_warm`` and ``sql_reward_fresh``, on generated test suites and on the task's
+    database alone."""
     rows = []
     for test_suite, suffix in (("generate", ""), ("off", "_single_db")):
-        cold, warm, pairs = asyncio.run(sql_reward_timing(data_path, repeats, test_suite))
-        rows.append(row(f"sql_reward{suffix}", pairs, cold, "pairs/s", pairs / statistics.median(cold.walls),
-                        data=label))
-        rows.append(row(f"sql_reward_warm{suffix}", pairs, warm, "pairs/s", pairs / statistics.median(warm.walls),
-                        data=label))
+        timings, pairs = asyncio.run(sql_reward_timing(data_path, repeats, test_suite))
+        for name, timing in zip(("sql_reward", "sql_reward_warm", "sql_reward_fresh"), timings):
+            rows.append(row(f"{name}{suffix}", pairs, timing, "pairs/s", pairs / statistics.median(timing.walls),
+                            data=label, ms_per_answer=1e3 * statistics.median(timing.walls) / pairs,
+                            cpu_ms_per_answer=1e3 * statistics.median(timing.cpus) / pairs))
     return rows
 
 

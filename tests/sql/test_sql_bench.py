@@ -16,10 +16,12 @@ def test_quick_sql_bench_writes_report(tmp_path, capsys, monkeypatch):
     assert main(["--quick", "--only", "sql", "--out", str(out)]) == 0
     report = json.loads(out.read_text(encoding="utf-8"))
     rows = {r["name"]: r for r in report["results"]}
-    assert set(rows) == {"sql_queries", "sql_queries_unmerged", "sql_reward", "sql_reward_warm", "sql_reward_single_db",
-                         "sql_reward_warm_single_db", "sql_suite_build"}
+    assert set(rows) == {"sql_queries", "sql_queries_unmerged", "sql_reward", "sql_reward_warm", "sql_reward_fresh",
+                         "sql_reward_single_db", "sql_reward_warm_single_db", "sql_reward_fresh_single_db",
+                         "sql_suite_build"}
     assert rows["sql_queries"]["metric"] == "queries/s" and rows["sql_queries"]["n"] == 32
     assert rows["sql_reward"]["metric"] == "pairs/s" and rows["sql_reward"]["n"] >= 25
+    assert rows["sql_reward_fresh"]["ms_per_answer"] > 0 and rows["sql_reward_warm"]["cpu_ms_per_answer"] > 0
     assert all(r["value"] > 0 for r in rows.values())
     assert report["ratios"]["sql_queries/sql_queries_unmerged@32"] > 0
     assert "sql_reward" in capsys.readouterr().out

@@ -94,8 +94,12 @@ def spider_match(gold: Sequence[Row], pred: Sequence[Row], *, order_matters: boo
     shaped = _empty_or_shape(gold, pred, gold_columns, pred_columns)
     if shaped is not None:
         return shaped
-    gold = [tuple(row) for row in gold]
+    gold, pred = [tuple(row) for row in gold], [tuple(row) for row in pred]
+    if pred == gold:  # the search's first candidate (columns in their own order) fits row by row: most right answers
+        return Match(True)
     bag = Counter(gold)
+    if not order_matters and Counter(pred) == bag:
+        return Match(True)
     tried, reordered = 0, False
     for perm in _candidate_permutations(gold, pred):
         tried += 1

@@ -9,10 +9,10 @@ Every connection of a ``ReadOnlyDatabase``:
 - may attach no database (``SQLITE_LIMIT_ATTACHED = 0``), caps the length of one value (``MAX_VALUE_BYTES``),
   the columns of a result (``MAX_COLUMNS``) and the length of the SQL text;
 - bounds the bytes of one row before SQLite builds it: a model's query is first prepared with ``LIMIT 0`` to learn
-  its column count, and the length limit of every value (intermediate ones too) becomes ``MAX_ROW_BYTES`` divided
-  by that count (at least ``MIN_VALUE_BYTES``, at most ``MAX_VALUE_BYTES``), so 512 columns of
-  ``zeroblob(999999)`` fail with ``ResultTooLarge`` instead of allocating 512 MB; a query of up to four columns
-  keeps the full ``MAX_VALUE_BYTES`` per value;
+  its column count (once per schema and text: ``column_counts``), and the length limit of every value (intermediate
+  ones too) becomes ``MAX_ROW_BYTES`` divided by that count (at least ``MIN_VALUE_BYTES``, at most
+  ``MAX_VALUE_BYTES``), so 512 columns of ``zeroblob(999999)`` fail with ``ResultTooLarge`` instead of allocating
+  512 MB; a query of up to four columns keeps the full ``MAX_VALUE_BYTES`` per value;
 - counts the bytes of a result as Python holds them (``sys.getsizeof``: a short value is a 50-byte object, not its
   length, and a text with one 4-byte character holds 4 bytes for each of its characters), so ``max_bytes`` bounds
   the memory of wide results of small values and of wide characters too;
@@ -54,13 +54,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlfactory_tool_servers.sql.sandbox.column_counts import ColumnCounts, schema_digest
 from rlfactory_tool_servers.sql.sandbox.fair_pool import SliceSpent, Turn
 from rlfactory_tool_servers.sql.sandbox.query_errors import (
     QueryError, QueryFailed, QueryRefused, QueryTimeout, ResultOverLimits, ResultTooLarge)
 from rlfactory_tool_servers.sql.sandbox.statement_check import MAX_SQL_CHARS, UnsafeQuery, parse_read_query
 
 __all__ = ["QueryError", "QueryFailed", "QueryLimits", "QueryRefused", "QueryResult", "QueryTimeout",
-           "ReadOnlyDatabase", "ResultOverLimits", "ResultTooLarge", "SliceSpent", "value_limit"]
+           "ReadOnlyDatabase", "ResultOverLimits", "ResultTooLarge", "SliceSpent", "forget_column_counts",
+           "value_limit"]
 
 PROGRESS_OPCODES = 20_000  # ~0.1-1 ms of work between deadline checks
 MAX_VALUE_BYTES = 1_000_000  # Spider/BIRD values are far shorter; one row holds at most MAX_COLUMNS of them
@@ -256,7 +258,8 @@ class _Watchdog:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="rlf-sql-watchdog", daemon=True)
                 self._thread.start()
-        self._wake.set()
+        if not self._wake.is_set():  # cleared only while nothing is watched, and this connection is, until unwatch
+            self._wake.set()
 
     def unwatch(self, conn: sqlite3.Connection) -> None:
         with self._lock:
@@ -276,6 +279,13 @@ class _Watchdog:
 
 
 _watchdog = _Watchdog()
+_column_counts = ColumnCounts()
+
+
+def forget_column_counts() -> None:
+    """Forget every column count learnt (a benchmark's cold start)."""
+    global _column_counts
+    _column_counts = ColumnCounts()
 
 
 def value_limit(columns: int) -> int:
@@ -285,14 +295,21 @@ def value_limit(columns: int) -> int:
 
 SMALL_OBJECT_BYTES = 64  # a short str or bytes object in Python, with its slot in the row
 NUMBER_BYTES = 32  # an int or a float object with its slot
+_getsizeof = sys.getsizeof
 
 
 def _row_bytes(row: tuple[Any, ...]) -> int:
     """What ``row`` holds in Python, about: a text or blob its size as an object (``sys.getsizeof``: a text of one
     4-byte character among ASCII ones holds 4 bytes a character), at least ``SMALL_OBJECT_BYTES`` (so 512 short
     values count 32 KB, not 2 KB), a number ``NUMBER_BYTES``, NULL a slot."""
-    return sum(max(sys.getsizeof(value), SMALL_OBJECT_BYTES) if isinstance(value, (str, bytes))
-               else 8 if value is None else NUMBER_BYTES for value in row)
+    size = 0
+    for value in row:  # a loop, not sum() over a generator: half the time, on every row fetched
+        if isinstance(value, (str, bytes)):
+            held = _getsizeof(value)
+            size += held if held > SMALL_OBJECT_BYTES else SMALL_OBJECT_BYTES
+        else:
+            size += 8 if value is None else NUMBER_BYTES
+    return size
 
 
 class ReadOnlyDatabase:
@@ -311,6 +328,7 @@ class ReadOnlyDatabase:
         self._idle: queue.SimpleQueue[tuple[sqlite3.Connection, _Deadline]] = queue.SimpleQueue()
         self._slots = threading.BoundedSemaphore(pool_size)
         self._closed = False
+        self._schema = b""  # its schema's digest, read by the first query whose rows are bounded
 
     # -- connections -----------------------------------------------------------------------------------------
 
@@ -427,16 +445,14 @@ class ReadOnlyDatabase:
                 conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
             self._release(entry)
 
-    @staticmethod
-    def _bound_row_bytes(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> int:
-        """Lower the connection's value-length limit to ``value_limit`` of the query's column count, learnt by
-        preparing it under ``LIMIT 0`` (no row is computed); the lowered limit, or 0 when it stays
-        ``MAX_VALUE_BYTES``. A query that cannot be wrapped so gets the limit of ``MAX_COLUMNS`` columns."""
-        try:
-            columns = len(conn.execute(f"SELECT * FROM (\n{sql}\n) LIMIT 0", params).description or ())
-        except sqlite3.Error:
-            columns = MAX_COLUMNS
-        limit = value_limit(columns)
+    def _bound_row_bytes(self, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> int:
+        """Lower the connection's value-length limit to ``value_limit`` of the query's column count
+        (``column_counts``: learnt by preparing it under ``LIMIT 0``, once per schema and text); the lowered limit,
+        or 0 when it stays ``MAX_VALUE_BYTES``. A query that cannot be wrapped so gets the limit of ``MAX_COLUMNS``
+        columns."""
+        self._schema = self._schema or schema_digest(conn)  # here, where an unreadable file gives a QueryError
+        columns = _column_counts.count(conn, self._schema, sql, params)
+        limit = value_limit(MAX_COLUMNS if columns is None else columns)
         if limit >= MAX_VALUE_BYTES:
             return 0
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, limit)
@@ -448,16 +464,17 @@ class ReadOnlyDatabase:
         columns = tuple(d[0] for d in cursor.description or ())
         rows: list[tuple[Any, ...]] = []
         size, over = 0, False
-        turn = deadline.turn
+        turn, max_rows, max_bytes = deadline.turn, limits.max_rows, limits.max_bytes
         for row in cursor:  # one row at a time: a chunk of rows of 16 MB values would be gigabytes
-            if turn is not None and turn.checkpoint(deadline.until()):  # making Python values is no SQLite step
+            until = deadline.until()
+            if turn is not None and turn.checkpoint(until):  # making Python values is no SQLite step
                 if turn.spent:
                     raise SliceSpent()
                 raise QueryTimeout(f"the query ran longer than {limits.timeout_s:g} s and was stopped")
-            if time.monotonic() > deadline.until():
+            if time.monotonic() > until:
                 raise QueryTimeout(f"the query ran longer than {limits.timeout_s:g} s and was stopped")
             row_size = _row_bytes(row)
-            if len(rows) >= limits.max_rows or size + row_size > limits.max_bytes:
+            if len(rows) >= max_rows or size + row_size > max_bytes:
                 over = True
                 break
             size += row_size
