@@ -97,3 +97,42 @@ def test_results_and_the_gold_cache_are_counted_in_bytes():
         assert reward._gold_cache.currsize <= 2_000_000 and len(reward._gold_cache) == 2
     finally:
         reward.close()
+
+
+async def test_a_hostile_answer_ends_at_its_wall_deadline_waits_included():
+    """More endless answers than one core can give their CPU budgets: each ends at its wall deadline (4 x timeout_s
+    from its arrival, its waits behind the others included) and scores 0 as a timeout; the deadline used to move
+    on by every wait, so the last of them ran for many deadlines."""
+    reward = SqlExecutionReward(DatabaseCatalog(SAMPLE_DB_DIR, threads=16), test_suite="off", timeout_s=0.5)
+    try:
+        async def timed(answer: str):
+            started = time.monotonic()
+            scored = await reward.score(RewardInput(Task(COUNT_BOOKS), answer))
+            return scored, time.monotonic() - started
+
+        outcomes = await asyncio.gather(*(timed(ENDLESS) for _ in range(16)))
+        assert all(scored.value == 0.0 and scored.reason.startswith("timeout") for scored, _ in outcomes)
+        assert max(took for _, took in outcomes) < 4 * 0.5 + 1.0, [took for _, took in outcomes]
+    finally:
+        reward.close()
+
+
+async def test_a_heavy_honest_answer_preempts_heavy_answers_that_used_more_cpu():
+    """Every heavy thread is held by an endless answer that has used more CPU; a right answer that needs 0.1-0.2 s
+    of CPU takes a thread (one of them gives its thread back and waits again) and the CPU (the one running hands it
+    over at its next quantum), so it scores 1 long before the endless ones end. First come, first served on the
+    CPU, it waited behind all of them."""
+    reward = SqlExecutionReward(DatabaseCatalog(SAMPLE_DB_DIR, threads=4), test_suite="off", timeout_s=3.0)
+    try:
+        hostile = [asyncio.ensure_future(reward.score(RewardInput(Task(COUNT_BOOKS), ENDLESS))) for _ in range(8)]
+        await asyncio.sleep(1.0)  # the endless answers are heavy, have used CPU and hold every heavy thread
+        pool = reward.catalog.pool
+        assert pool.heavy_busy == pool.heavy_threads
+        started = time.monotonic()
+        scored = await reward.score(RewardInput(Task(COUNT_BOOKS), SLOW_BUT_RIGHT))
+        took = time.monotonic() - started
+        assert scored.value == 1.0, scored.reason
+        assert not any(answer.done() for answer in hostile) and took < 3.0, took
+        assert all(scored.value == 0.0 for scored in await asyncio.gather(*hostile))
+    finally:
+        reward.close()

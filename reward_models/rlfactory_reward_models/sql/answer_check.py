@@ -4,14 +4,14 @@
 and goes on from where it was when a light turn spends its slice (``SliceSpent``: the pool runs it again as heavy).
 
 One deadline per answer, not per database: the answer's own work (the parse of its query, once, and its query on
-every database) may use ``timeout_s`` of CPU in all (``Client.cpu_budget_s``), whatever the load: a batch of
-thousands, or hostile answers beside it, slows an answer down but does not change its reward. A wall clock bounds
-what uses no CPU (reads from the disk): the check stops ``WALL_FACTOR`` times ``timeout_s`` after it first ran, not
-counting the time it waited, once heavy, for the CPU behind other heavy answers or rested for light work
-(``Client.excuse_waits``: the baton goes round in order and each holder has a budget, so such waits end). Neither
-counts the time the task's databases are opened or built (once per database) or its gold results computed (once,
-then cached; those have ``gold_timeout_s`` in all, not per database). ``verify`` (no pool) has the wall clock alone,
-at ``timeout_s``.
+every database) may use ``timeout_s`` of CPU in all (``Client.cpu_budget_s``), and the whole check ends
+``WALL_FACTOR`` times ``timeout_s`` after the answer arrived, waits included (for a worker, for the CPU behind
+heavy answers that used less, resting while light work runs): past it the answer scores 0 with a ``timeout``
+reason. Honest answers are light (a few milliseconds on all the databases) and go before every heavy one; a heavy
+answer waits only behind heavy answers that have used less CPU than it, so an answer with a real query that
+needs a second is not held up by hostile ones that used five. Neither bound counts the time the task's databases
+are opened or built (once per database) or its gold results computed (once, then cached; those have
+``gold_timeout_s`` in all, not per database). ``verify`` (no pool) has the wall clock alone, at ``timeout_s``.
 
 Memory: a gold result is held to the reward's ``max_bytes`` and an answer's gold results together to
 ``GOLD_BYTES_PER_ANSWER`` of it; with Spider's comparison a predicted result may hold no more rows and bytes than
@@ -32,7 +32,7 @@ from rlfactory_reward_models.sql.unscorable import unscorable_reason
 from rlfactory_tool_servers.sql.sandbox.catalog import UnknownDatabase
 from rlfactory_tool_servers.sql.sandbox.engine import (
     QueryError, QueryLimits, QueryResult, QueryTimeout, ResultOverLimits)
-from rlfactory_tool_servers.sql.sandbox.fair_pool import Turn
+from rlfactory_tool_servers.sql.sandbox.fair_pool import SliceSpent, Turn
 from rlfactory_tool_servers.sql.sandbox.statement_check import UnsafeQuery, has_top_level_order_by
 
 if TYPE_CHECKING:
@@ -53,12 +53,14 @@ def parts(match: float, executed: float, given: float) -> dict[str, float]:
 
 class AnswerCheck:
     """The check of ``predicted`` (the query, already taken out of the answer) for ``db_id``'s ``gold_sql`` by
-    ``reward``; ``run`` gives its ``Reward``."""
+    ``reward``, ending ``wall_factor`` times the reward's ``timeout_s`` after it was made; ``run`` gives its
+    ``Reward``."""
 
-    def __init__(self, reward: SqlExecutionReward, db_id: str, gold_sql: str, predicted: str) -> None:
+    def __init__(self, reward: SqlExecutionReward, db_id: str, gold_sql: str, predicted: str,
+                 wall_factor: float = 1.0) -> None:
         self.reward, self.db_id, self.gold_sql, self.predicted = reward, db_id, gold_sql, predicted
-        self.started: float | None = None
-        self.wall_s = reward.limits.timeout_s
+        self.arrived = time.monotonic()
+        self.wall_s = reward.limits.timeout_s * wall_factor
         self.paused_s = 0.0  # the clock's stops: opening the databases, computing gold results
         self.databases: tuple[Any, ...] | None = None
         self.generated = False
@@ -76,16 +78,13 @@ class AnswerCheck:
     def heavy(self) -> bool:
         return max(len(self.predicted), len(self.gold_sql)) > LIGHT_SQL_CHARS
 
-    def deadline(self, turn: Turn | None) -> float:
-        """The wall-clock deadline, with the clock's stops so far (and the waits the answer's client excuses)."""
-        assert self.started is not None
-        return self.started + self.wall_s + self.paused_s + (turn.client.excused() if turn is not None else 0.0)
+    def deadline(self) -> float:
+        """The wall-clock deadline (a ``time.monotonic()`` instant): ``wall_s`` from arrival, waits included, with
+        the clock's stops so far (opening the databases, computing gold results)."""
+        return self.arrived + self.wall_s + self.paused_s
 
     def run(self, turn: Turn | None) -> Reward:
         """The reward, going on from where the last turn stopped (``SliceSpent`` passes through)."""
-        if self.started is None:
-            self.started = time.monotonic()
-            self.wall_s = self.reward.limits.timeout_s * (WALL_FACTOR if turn is not None else 1)
         with uncharged(turn):
             opened = self._open()
         return opened or self._golds(turn) or self._parse(turn) or self._predictions(turn)
@@ -137,16 +136,17 @@ class AnswerCheck:
         the CPU baton for it)."""
         if self.query is not None:
             return None
-        if turn is not None and turn.checkpoint(self.deadline(turn)) and not turn.spent:
-            return Reward(0.0, parts(0.0, 0.0, 1.0), f"timeout: no turn on the CPU within "
-                          f"{self.reward.limits.timeout_s:g} s")
+        if turn is not None and turn.checkpoint(self.deadline()):
+            if turn.spent:
+                raise SliceSpent()
+            return Reward(0.0, parts(0.0, 0.0, 1.0), f"timeout: no turn on the CPU within {self.wall_s:g} s")
         try:
             self.query = self.reward.effective(self.predicted)
         except UnsafeQuery as exc:
             return Reward(0.0, parts(0.0, 0.0, 1.0), f"refused: {exc}", self.info)
-        if time.monotonic() > self.deadline(turn):
+        if time.monotonic() > self.deadline():
             return Reward(0.0, parts(0.0, 0.0, 1.0), f"timeout: the query could not be read and run within "
-                          f"{self.reward.limits.timeout_s:g} s")
+                          f"{self.wall_s:g} s")
         return None
 
     def _predictions(self, turn: Turn | None) -> Reward:
@@ -160,7 +160,7 @@ class AnswerCheck:
             database, gold = self.golds[self.position]
             limits, bounded_by_gold = self._limits(gold)
             try:
-                predicted = database.execute(self.query, limits, truncate=False, not_after=self.deadline(turn),
+                predicted = database.execute(self.query, limits, truncate=False, not_after=self.deadline(),
                                              turn=turn, checked=True)
             except QueryTimeout as exc:
                 if turn is not None and turn.over_budget:

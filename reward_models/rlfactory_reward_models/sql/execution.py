@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -53,7 +52,7 @@ from typing import Any, Literal
 import cachetools
 
 from rlfactory_reward_models.base import Reward, RewardInput, RewardModelBase
-from rlfactory_reward_models.sql.answer_check import AnswerCheck, parts
+from rlfactory_reward_models.sql.answer_check import WALL_FACTOR, AnswerCheck, parts
 from rlfactory_reward_models.sql.compare import Comparison
 from rlfactory_reward_models.sql.test_suite import GeneratedSuites, SuiteSettings
 from rlfactory_reward_models.sql.unscorable import Unscorable, check_unscorable
@@ -153,12 +152,11 @@ class SqlExecutionReward(RewardModelBase):
         unanswered = self._unanswered(item.answer)
         if unanswered is not None:
             return unanswered
-        check = AnswerCheck(self, db_id, gold_sql, extract_sql(item.answer))
+        check = AnswerCheck(self, db_id, gold_sql, extract_sql(item.answer), WALL_FACTOR)
         pool = self.catalog.pool
         try:
-            client = pool.client(limit=1, slice_s=ANSWER_SLICE_S, cpu_budget_s=self.limits.timeout_s,
-                                 excuse_waits=True)
-            return await pool.run(client, check.run, math.inf, heavy=check.heavy)
+            client = pool.client(limit=1, slice_s=ANSWER_SLICE_S, cpu_budget_s=self.limits.timeout_s)
+            return await pool.run(client, check.run, check.deadline, heavy=check.heavy)
         except QueryError as exc:  # no worker in time
             return Reward(0.0, parts(0.0, 0.0, 1.0), f"{exc.kind}: {exc}")
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import itertools
 import math
 import os
@@ -51,7 +52,8 @@ POOL_START_TIMEOUT_S = 10.0
 
 
 class SliceSpent(Exception):
-    """A light turn used its CPU slice: its work goes on as heavy (raised from a query; not a query error)."""
+    """A turn ended before its work did (a light turn used its CPU slice, or a heavy one was pre-empted): the work
+    goes on as heavy in a later turn (raised from a query; not a query error)."""
 
 
 def _wait_s(timeout: float) -> float | None:
@@ -83,39 +85,71 @@ class _LightWork:
         self._idle.wait(_wait_s(timeout))
 
 
+class _BatonWait:
+    """A turn's place in the baton's queue: ``state`` goes from ``waiting`` to ``handed`` (it holds the baton),
+    ``withdrawn`` (its pool needs its thread) or ``gone`` (it waited past its deadline)."""
+
+    __slots__ = ("rank", "seq", "event", "state")
+    _order = itertools.count()
+
+    def __init__(self, rank: float) -> None:
+        self.rank, self.seq, self.event, self.state = rank, next(self._order), threading.Event(), "waiting"
+
+    def __lt__(self, other: _BatonWait) -> bool:
+        return (self.rank, self.seq) < (other.rank, other.seq)
+
+
 class _Baton:
-    """A lock handed over in arrival order (a releasing thread never takes it back before those waiting)."""
+    """A lock handed over by rank: a releasing thread gives it to the waiter of least rank (the CPU its client has
+    used so far, then arrival), so the heavy work that has used the least CPU runs first."""
 
     def __init__(self, holders: int) -> None:
         self.free = holders
         self._lock = threading.Lock()
-        self._queue: deque[threading.Event] = deque()
+        self._queue: list[_BatonWait] = []  # a heap
 
-    def acquire(self, timeout: float) -> bool:
+    def acquire(self, wait: _BatonWait, timeout: float) -> bool:
+        """Take the baton, waiting at most ``timeout`` seconds behind waiters of lower rank, unless ``withdraw``n
+        first; whether taken."""
         with self._lock:
             if self.free and not self._queue:
                 self.free -= 1
+                wait.state = "handed"
                 return True
-            handed = threading.Event()
-            self._queue.append(handed)
-        if handed.wait(_wait_s(timeout)):
-            return True
+            heapq.heappush(self._queue, wait)
+        wait.event.wait(_wait_s(timeout))
         with self._lock:
-            if handed.is_set():
-                return True
-            self._queue.remove(handed)
-            return False
+            if wait.state == "waiting":
+                self._remove(wait, "gone")
+            return wait.state == "handed"
+
+    def withdraw(self, wait: _BatonWait) -> bool:
+        """End ``wait`` without the baton (its thread is needed elsewhere); whether it was still waiting."""
+        with self._lock:
+            if wait.state != "waiting":
+                return False
+            self._remove(wait, "withdrawn")
+        wait.event.set()
+        return True
+
+    def _remove(self, wait: _BatonWait, state: str) -> None:
+        self._queue.remove(wait)
+        heapq.heapify(self._queue)
+        wait.state = state
 
     def release(self) -> None:
         with self._lock:
             if self._queue:
-                self._queue.popleft().set()
+                handed = heapq.heappop(self._queue)
+                handed.state = "handed"
+                handed.event.set()
             else:
                 self.free += 1
 
-    @property
-    def contended(self) -> bool:
-        return bool(self._queue)
+    def outranked(self, rank: float) -> bool:
+        """Whether a waiter's rank is below ``rank`` (it has used less CPU than the holder has)."""
+        queue = self._queue
+        return bool(queue) and queue[0].rank < rank
 
 
 LIGHT = _LightWork()
@@ -125,43 +159,38 @@ HEAVY_BATON = _Baton(HEAVY_RUNNERS)
 
 class Client:
     """Whose work a unit is: an episode of the tools, an answer of the reward. ``limit``: its units at once;
-    ``slice_s``: the CPU of one light turn; ``cpu_budget_s``: the CPU all its units may use (``None``: no budget);
-    ``excuse_waits``: its deadlines move on by the time it waits for a worker, or in a heavy turn for the baton or
-    while resting for light work (``waited_s``), so others' load never times it out (its CPU budget bounds it)."""
+    ``slice_s``: the CPU of one light turn; ``cpu_budget_s``: the CPU all its units may use (``None``: no budget).
+    ``cpu_s``: the CPU its finished turns used (its rank among heavy clients: the least goes first)."""
 
-    __slots__ = ("key", "limit", "slice_s", "cpu_budget_s", "excuse_waits", "running", "waiting", "cpu_s",
-                 "waited_s", "heavy")
+    __slots__ = ("key", "limit", "slice_s", "cpu_budget_s", "running", "waiting", "cpu_s", "heavy")
 
     def __init__(self, key: Hashable, limit: int, slice_s: float = LIGHT_SLICE_S,
-                 cpu_budget_s: float | None = None, excuse_waits: bool = False) -> None:
-        self.key, self.limit, self.slice_s = key, limit, slice_s
-        self.cpu_budget_s, self.excuse_waits = cpu_budget_s, excuse_waits
+                 cpu_budget_s: float | None = None) -> None:
+        self.key, self.limit, self.slice_s, self.cpu_budget_s = key, limit, slice_s, cpu_budget_s
         self.running = self.waiting = 0
-        self.cpu_s = self.waited_s = 0.0
+        self.cpu_s = 0.0
         self.heavy = False
-
-    def excused(self) -> float:
-        """Seconds its deadlines have moved on by (see ``excuse_waits``)."""
-        return self.waited_s if self.excuse_waits else 0.0
 
 
 class Turn:
     """One admitted run of a unit in a worker thread: its queries call ``checkpoint`` to know whether to stop."""
 
-    __slots__ = ("client", "heavy", "spent", "over_budget", "uncharged_s", "_slice_until", "_budget_until",
-                 "_holding")
+    __slots__ = ("client", "heavy", "spent", "over_budget", "preempted", "uncharged_s", "baton_wait", "_started",
+                 "_slice_until", "_budget_until", "_holding")
 
     def __init__(self, client: Client, heavy: bool) -> None:
         self.client, self.heavy = client, heavy
-        self.spent = self.over_budget = False
+        self.spent = self.over_budget = self.preempted = False
+        self.baton_wait: _BatonWait | None = None  # while it waits for the baton
         self.uncharged_s = 0.0
+        self._started = 0.0  # the thread's CPU instant when the turn began
         self._slice_until = self._budget_until = math.inf  # thread CPU instants
         self._holding = 0.0  # since when a heavy turn holds the baton (0: it does not)
 
     def begin(self) -> None:
         """Start in the worker thread: a light turn counts as light work from now (a heavy one takes the baton at
         its first ``checkpoint``)."""
-        now = time.thread_time()
+        now = self._started = time.thread_time()
         if self.client.cpu_budget_s is not None:
             self._budget_until = now + self.client.cpu_budget_s - self.client.cpu_s
         if not self.heavy:
@@ -174,6 +203,10 @@ class Turn:
         elif self._holding:
             self._holding = 0.0
             HEAVY_BATON.release()
+
+    def used_s(self, cpu: float) -> float:
+        """The CPU this turn has charged by the thread CPU instant ``cpu``."""
+        return cpu - self._started - self.uncharged_s
 
     @contextlib.contextmanager
     def uncharged(self) -> Iterator[None]:
@@ -190,10 +223,12 @@ class Turn:
 
     def checkpoint(self, until: float) -> bool:
         """Whether the work must stop now: past the client's CPU budget (``over_budget``), a light turn past its
-        slice (``spent``), a heavy one past ``until`` (its query's deadline, a ``time.monotonic()`` instant). A
-        heavy turn runs only holding the baton: it takes it here; after each quantum it rests while light work runs
-        (still holding it, so no other heavy turn runs instead), then hands it over when others wait. A client that
-        excuses waits (``Client.excuse_waits``) waits here as long as it takes (the baton goes round in order)."""
+        slice (``spent``), a heavy one past ``until`` (its deadline, a ``time.monotonic()`` instant, waits
+        included). A heavy turn runs only holding the baton: it takes it here, waiting until ``until`` at most
+        behind heavy turns of clients that used less CPU; after each quantum it rests while light work runs (still
+        holding it, so no other heavy turn runs instead), then hands it over when a waiter's client used less. A
+        turn waiting for the baton whose thread the pool needs for a client that used less stops (``spent``: its
+        work goes on in a later turn)."""
         cpu = time.thread_time()
         if cpu > self._budget_until:
             self.over_budget = True
@@ -201,21 +236,20 @@ class Turn:
         if not self.heavy:
             self.spent = cpu > self._slice_until
             return self.spent
-        started = time.monotonic()
-        limit = math.inf if self.client.excuse_waits else until - started  # how long it may wait here
-        if self._holding and started - self._holding > HEAVY_QUANTUM_S:
+        rank = self.client.cpu_s + self.used_s(cpu)
+        if self._holding and time.monotonic() - self._holding > HEAVY_QUANTUM_S:
             if LIGHT.running:
-                LIGHT.wait_idle(min(REST_S, limit))
-            if HEAVY_BATON.contended:
-                self._holding = 0.0
+                LIGHT.wait_idle(min(REST_S, until - time.monotonic()))
+            self._holding = 0.0 if HEAVY_BATON.outranked(rank) else time.monotonic()
+            if not self._holding:
                 HEAVY_BATON.release()
-            else:
-                self._holding = time.monotonic()
-        taken = bool(self._holding) or HEAVY_BATON.acquire(limit - (time.monotonic() - started))
-        now = time.monotonic()
-        self._holding = self._holding or (now if taken else 0.0)
-        self.client.waited_s += now - started
-        return not taken or now > until + (now - started if self.client.excuse_waits else 0.0)
+        if not self._holding:
+            wait = self.baton_wait = _BatonWait(rank)
+            taken = HEAVY_BATON.acquire(wait, until - time.monotonic())
+            self.baton_wait = None
+            self._holding = time.monotonic() if taken else 0.0
+            self.spent = wait.state == "withdrawn"
+        return not self._holding or time.monotonic() > until
 
 
 class _Waiter:
@@ -242,14 +276,16 @@ class FairPool:
         self._waiting: list[_Waiter] = []
         self._order = itertools.count()
         self._clients: OrderedDict[Hashable, Client] = OrderedDict()
+        self._heavy_turns: set[Turn] = set()
+        self._preempting = 0  # heavy turns withdrawn from the baton's queue that have not left yet
         self._executor: ThreadPoolExecutor | None = None
 
     def client(self, key: Hashable | None = None, limit: int = 2, *, slice_s: float = LIGHT_SLICE_S,
-               cpu_budget_s: float | None = None, excuse_waits: bool = False) -> Client:
+               cpu_budget_s: float | None = None) -> Client:
         """The client named ``key`` (remembered, so its CPU and heaviness carry from unit to unit), or a client of
         its own when ``key`` is ``None`` (see ``Client`` for the others)."""
         if key is None:
-            return Client(object(), limit, slice_s, cpu_budget_s, excuse_waits)
+            return Client(object(), limit, slice_s, cpu_budget_s)
         with self._lock:
             found = self._clients.get(key)
             if found is None:
@@ -265,30 +301,27 @@ class FairPool:
                 return
             del self._clients[key]
 
-    async def run(self, client: Client, work: Callable[[Turn], T], not_after: float, *, heavy: bool = False) -> T:
+    async def run(self, client: Client, work: Callable[[Turn], T], not_after: float | Callable[[], float], *,
+                  heavy: bool = False) -> T:
         """``work(turn)`` in a worker thread once admitted; again as heavy when a light turn raises
-        ``SliceSpent``. ``QueryTimeout`` when no thread came by ``not_after`` (a ``time.monotonic()`` instant;
-        ``math.inf``: wait as long as it takes)."""
+        ``SliceSpent``. ``QueryTimeout`` when no thread came by ``not_after`` (a ``time.monotonic()`` instant,
+        ``math.inf`` to wait as long as it takes, or a function giving it, asked before every admission: a
+        deadline the work itself moves on)."""
         client.heavy = client.heavy or heavy
         while True:
-            waiting = time.monotonic()
-            turn = await self._admitted(client, not_after)
-            client.waited_s += time.monotonic() - waiting
+            turn = await self._admitted(client, not_after() if callable(not_after) else not_after)
             try:
                 return await asyncio.wrap_future(self._pool().submit(self._in_thread, turn, work))
             except SliceSpent:
                 client.heavy = True
 
     def _in_thread(self, turn: Turn, work: Callable[[Turn], T]) -> T:
-        started = time.thread_time()
+        turn.begin()
         try:
-            turn.begin()
-            try:
-                return work(turn)
-            finally:
-                turn.end()
+            return work(turn)
         finally:
-            self._leave(turn, time.thread_time() - started - turn.uncharged_s)
+            turn.end()
+            self._leave(turn, turn.used_s(time.thread_time()))
 
     async def _admitted(self, client: Client, not_after: float) -> Turn:
         waiter = _Waiter(next(self._order), client, asyncio.get_running_loop())
@@ -318,7 +351,7 @@ class FairPool:
             eligible = [w for w in self._waiting if w.client.running < w.client.limit
                         and (not w.client.heavy or self.heavy_busy < self.heavy_threads)]
             if not eligible:
-                return
+                break
             chosen = min(eligible, key=lambda w: (w.client.heavy, w.client.cpu_s, w.seq))
             self._waiting.remove(chosen)
             client = chosen.client
@@ -327,10 +360,30 @@ class FairPool:
             self.busy += 1
             self.heavy_busy += client.heavy
             chosen.turn = Turn(client, client.heavy)
+            if client.heavy:
+                self._heavy_turns.add(chosen.turn)
             chosen.loop.call_soon_threadsafe(_wake, chosen)
+        self._preempt()
+
+    def _preempt(self) -> None:
+        """For each heavy unit waiting for a heavy thread, a running heavy turn that waits for the baton and whose
+        client used more CPU gives its thread back (the most CPU first; called with the lock held)."""
+        if self.heavy_busy < self.heavy_threads:
+            return
+        blocked = sorted(w.client.cpu_s for w in self._waiting if w.client.heavy and w.client.running < w.client.limit)
+        waits = ((turn, turn.baton_wait) for turn in self._heavy_turns if not turn.preempted)
+        victims = sorted(((wait, turn) for turn, wait in waits if wait is not None), reverse=True)
+        for rank, (wait, victim) in zip(blocked[self._preempting:], victims):
+            if wait.rank <= rank:
+                return
+            if HEAVY_BATON.withdraw(wait):
+                victim.preempted = True
+                self._preempting += 1
 
     def _leave(self, turn: Turn, cpu_s: float) -> None:
         with self._lock:
+            self._heavy_turns.discard(turn)
+            self._preempting -= turn.preempted
             turn.client.running -= 1
             turn.client.cpu_s += cpu_s
             self.busy -= 1
