@@ -19,7 +19,7 @@ from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog
 COUNT_BOOKS = "SELECT count(*) FROM books"
 SLOW_CTE = "(SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 300000) " \
            "SELECT x FROM c))"
-SLOW_BUT_RIGHT = f"SELECT count(*) FROM books WHERE {SLOW_CTE} > 0"  # 0.1-0.2 s of CPU on each database
+SLOW_BUT_RIGHT = f"SELECT count(*) FROM books WHERE {SLOW_CTE} > 0"  # 0.07-0.2 s of CPU on each database
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c"
 
 
@@ -38,7 +38,7 @@ def suite_reward(suite_dir: str, **options) -> SqlExecutionReward:
 
 
 async def test_an_answer_has_one_budget_for_all_its_databases(suite_dir):
-    reward = suite_reward(suite_dir, timeout_s=1.0)
+    reward = suite_reward(suite_dir, timeout_s=0.5)
     try:
         databases, _ = reward.databases("bookshop")
         assert len(databases) == 11
@@ -48,8 +48,10 @@ async def test_an_answer_has_one_budget_for_all_its_databases(suite_dir):
         for answer in (SLOW_BUT_RIGHT, ENDLESS):
             started = time.monotonic()
             scored = await reward.score(RewardInput(Task(COUNT_BOOKS), answer))
-            assert scored.value == 0.0 and "more than 1 s of CPU on the 11 databases together" in scored.reason
-            assert time.monotonic() - started < 5.0  # a deadline per database let it run 11 x 1 s (or pay 1.0)
+            assert scored.value == 0.0 and scored.reason.startswith("timeout"), scored.reason
+            assert ("more than 0.5 s of CPU on the 11 databases together" in scored.reason  # its CPU budget, or
+                    or "longer than 2 s" in scored.reason)  # its wall clock on a machine busy with other work
+            assert time.monotonic() - started < 3.0  # a deadline per database let it run 11 x 0.5 s (or pay 1.0)
         assert (await reward.score(RewardInput(Task(COUNT_BOOKS), COUNT_BOOKS))).value == 1.0
     finally:
         reward.close()
@@ -132,7 +134,7 @@ async def test_a_heavy_honest_answer_preempts_heavy_answers_that_used_more_cpu()
         scored = await reward.score(RewardInput(Task(COUNT_BOOKS), SLOW_BUT_RIGHT))
         took = time.monotonic() - started
         assert scored.value == 1.0, scored.reason
-        assert not any(answer.done() for answer in hostile) and took < 3.0, took
+        assert not any(answer.done() for answer in hostile) and took < 6.0, took  # they end 12 s after arrival
         assert all(scored.value == 0.0 for scored in await asyncio.gather(*hostile))
     finally:
         reward.close()

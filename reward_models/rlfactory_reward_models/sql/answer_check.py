@@ -61,6 +61,7 @@ class AnswerCheck:
         self.reward, self.db_id, self.gold_sql, self.predicted = reward, db_id, gold_sql, predicted
         self.arrived = time.monotonic()
         self.wall_s = reward.limits.timeout_s * wall_factor
+        self.excused_s = 0.0  # its waits for a thread behind light answers that came first (Client.excused_s)
         self.paused_s = 0.0  # the clock's stops: opening the databases, computing gold results
         self.databases: tuple[Any, ...] | None = None
         self.generated = False
@@ -80,11 +81,19 @@ class AnswerCheck:
 
     def deadline(self) -> float:
         """The wall-clock deadline (a ``time.monotonic()`` instant): ``wall_s`` from arrival, waits included, with
-        the clock's stops so far (opening the databases, computing gold results)."""
-        return self.arrived + self.wall_s + self.paused_s
+        the clock's stops so far (opening the databases, computing gold results, waiting for a thread behind light
+        answers that came first)."""
+        return self.arrived + self.wall_s + self.paused_s + self.excused_s
+
+    @property
+    def stopped_s(self) -> float:
+        """The clock's stops so far: what the check may take beyond ``wall_s``."""
+        return self.paused_s + self.excused_s
 
     def run(self, turn: Turn | None) -> Reward:
         """The reward, going on from where the last turn stopped (``SliceSpent`` passes through)."""
+        if turn is not None:
+            self.excused_s = turn.client.excused_s
         with uncharged(turn):
             opened = self._open()
         return opened or self._golds(turn) or self._parse(turn) or self._predictions(turn)

@@ -4,7 +4,9 @@
 dataset's comparison (``rlfactory_reward_models.sql.compare``: Spider's permuted-column multisets with row order when
 the
 gold query orders its result at the top level, or BIRD's sets of rows), else 0.0 with the reason in ``Reward.reason``;
-``Reward.info["execution"]`` counts the databases compared and the rows of both results on the main file.
+``Reward.info["execution"]`` counts the databases compared and the rows of both results on the main file;
+``Reward.info["answer_clock"]`` gives the answer's wall clock (``wall_s``) and its stops (``stopped_s``, see
+``answer_check``): its check ended within their sum of its arrival.
 
 Strict where a policy could game the official evaluators: the prediction must be exactly one read-only query
 (checked with sqlglot; several statements, writes, ATTACH, PRAGMA score 0), it runs on a read-only connection
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -155,10 +158,13 @@ class SqlExecutionReward(RewardModelBase):
         check = AnswerCheck(self, db_id, gold_sql, extract_sql(item.answer), WALL_FACTOR)
         pool = self.catalog.pool
         try:
-            client = pool.client(limit=1, slice_s=ANSWER_SLICE_S, cpu_budget_s=self.limits.timeout_s)
-            return await pool.run(client, check.run, check.deadline, heavy=check.heavy)
+            client = pool.client(limit=1, slice_s=ANSWER_SLICE_S, cpu_budget_s=self.limits.timeout_s,
+                                 excuse_light_waits=True)
+            reward = await pool.run(client, check.run, check.deadline, heavy=check.heavy)
         except QueryError as exc:  # no worker in time
-            return Reward(0.0, parts(0.0, 0.0, 1.0), f"{exc.kind}: {exc}")
+            reward = Reward(0.0, parts(0.0, 0.0, 1.0), f"{exc.kind}: {exc}")
+        clock = {"wall_s": check.wall_s, "stopped_s": round(check.stopped_s, 3)}
+        return dataclasses.replace(reward, info={**reward.info, "answer_clock": clock})
 
     async def score_batch(self, items: Sequence[RewardInput]) -> list[Reward]:
         """Every item scored concurrently in the worker threads; aligned with ``items``."""

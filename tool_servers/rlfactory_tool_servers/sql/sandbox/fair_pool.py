@@ -46,6 +46,10 @@ HEAVY_QUANTUM_S = 0.01
 REST_S = 0.04
 """How long the baton rests after a quantum while light work runs: heavy work then takes at most a fifth of one
 core, and still moves on (an honest slow answer is slowed, not starved)."""
+PREEMPT_RATIO = 2.0
+"""A heavy turn waiting for the baton gives its thread to a heavy unit whose client used less than its CPU over
+this: its query starts again in a later turn, so pre-emption among near equals would be work thrown away (at most
+half of what the pre-empted client used)."""
 MAX_CLIENTS = 16_384
 """Named clients remembered (their CPU so far, whether heavy); the least recently used idle one is forgotten."""
 POOL_START_TIMEOUT_S = 10.0
@@ -108,15 +112,19 @@ class _Baton:
         self._lock = threading.Lock()
         self._queue: list[_BatonWait] = []  # a heap
 
-    def acquire(self, wait: _BatonWait, timeout: float) -> bool:
-        """Take the baton, waiting at most ``timeout`` seconds behind waiters of lower rank, unless ``withdraw``n
-        first; whether taken."""
+    def take(self, wait: _BatonWait) -> bool:
+        """Take the baton now if it is free and nobody waits (``True``), else queue ``wait`` for it."""
         with self._lock:
             if self.free and not self._queue:
                 self.free -= 1
                 wait.state = "handed"
                 return True
             heapq.heappush(self._queue, wait)
+            return False
+
+    def wait(self, wait: _BatonWait, timeout: float) -> bool:
+        """Wait at most ``timeout`` seconds for the baton to be handed to ``wait`` (queued by ``take``), unless it
+        is ``withdraw``n first; whether it was handed."""
         wait.event.wait(_wait_s(timeout))
         with self._lock:
             if wait.state == "waiting":
@@ -160,26 +168,31 @@ HEAVY_BATON = _Baton(HEAVY_RUNNERS)
 class Client:
     """Whose work a unit is: an episode of the tools, an answer of the reward. ``limit``: its units at once;
     ``slice_s``: the CPU of one light turn; ``cpu_budget_s``: the CPU all its units may use (``None``: no budget).
-    ``cpu_s``: the CPU its finished turns used (its rank among heavy clients: the least goes first)."""
+    ``cpu_s``: the CPU its finished turns used (its rank among heavy clients: the least goes first).
+    ``excuse_light_waits``: its units' admission deadlines move on by the time they wait for a thread behind light
+    units that came before them (a batch's own load, never heavy work), summed in ``excused_s``."""
 
-    __slots__ = ("key", "limit", "slice_s", "cpu_budget_s", "running", "waiting", "cpu_s", "heavy")
+    __slots__ = ("key", "limit", "slice_s", "cpu_budget_s", "excuse_light_waits", "running", "waiting", "cpu_s",
+                 "excused_s", "heavy")
 
     def __init__(self, key: Hashable, limit: int, slice_s: float = LIGHT_SLICE_S,
-                 cpu_budget_s: float | None = None) -> None:
+                 cpu_budget_s: float | None = None, excuse_light_waits: bool = False) -> None:
         self.key, self.limit, self.slice_s, self.cpu_budget_s = key, limit, slice_s, cpu_budget_s
+        self.excuse_light_waits = excuse_light_waits
         self.running = self.waiting = 0
-        self.cpu_s = 0.0
+        self.cpu_s = self.excused_s = 0.0
         self.heavy = False
 
 
 class Turn:
     """One admitted run of a unit in a worker thread: its queries call ``checkpoint`` to know whether to stop."""
 
-    __slots__ = ("client", "heavy", "spent", "over_budget", "preempted", "uncharged_s", "baton_wait", "_started",
-                 "_slice_until", "_budget_until", "_holding")
+    __slots__ = ("client", "heavy", "on_baton_wait", "seq", "spent", "over_budget", "preempted", "uncharged_s",
+                 "baton_wait", "_started", "_slice_until", "_budget_until", "_holding")
 
-    def __init__(self, client: Client, heavy: bool) -> None:
-        self.client, self.heavy = client, heavy
+    def __init__(self, client: Client, heavy: bool, on_baton_wait: Callable[[], None] = lambda: None,
+                 seq: int = 0) -> None:
+        self.client, self.heavy, self.on_baton_wait, self.seq = client, heavy, on_baton_wait, seq
         self.spent = self.over_budget = self.preempted = False
         self.baton_wait: _BatonWait | None = None  # while it waits for the baton
         self.uncharged_s = 0.0
@@ -244,21 +257,32 @@ class Turn:
             if not self._holding:
                 HEAVY_BATON.release()
         if not self._holding:
-            wait = self.baton_wait = _BatonWait(rank)
-            taken = HEAVY_BATON.acquire(wait, until - time.monotonic())
-            self.baton_wait = None
-            self._holding = time.monotonic() if taken else 0.0
+            wait = _BatonWait(rank)
+            if not HEAVY_BATON.take(wait):
+                self.baton_wait = wait
+                self.on_baton_wait()
+                HEAVY_BATON.wait(wait, until - time.monotonic())
+                self.baton_wait = None
+            self._holding = time.monotonic() if wait.state == "handed" else 0.0
             self.spent = wait.state == "withdrawn"
         return not self._holding or time.monotonic() > until
 
 
 class _Waiter:
-    __slots__ = ("seq", "client", "loop", "future", "turn")
+    """A unit waiting for a thread; ``clear_at``: when no light unit that came before it was waiting or running."""
+
+    __slots__ = ("seq", "client", "loop", "future", "turn", "enqueued", "clear_at")
 
     def __init__(self, seq: int, client: Client, loop: asyncio.AbstractEventLoop) -> None:
         self.seq, self.client, self.loop = seq, client, loop
         self.future: asyncio.Future[None] = loop.create_future()
         self.turn: Turn | None = None
+        self.enqueued = time.monotonic()
+        self.clear_at: float | None = None
+
+    def excused_s(self) -> float:
+        """How long it has waited behind light units that came before it (the load of work like its own)."""
+        return (self.clear_at or time.monotonic()) - self.enqueued
 
 
 class FairPool:
@@ -277,15 +301,16 @@ class FairPool:
         self._order = itertools.count()
         self._clients: OrderedDict[Hashable, Client] = OrderedDict()
         self._heavy_turns: set[Turn] = set()
+        self._light_running: set[int] = set()  # the arrival numbers of the light units running
         self._preempting = 0  # heavy turns withdrawn from the baton's queue that have not left yet
         self._executor: ThreadPoolExecutor | None = None
 
     def client(self, key: Hashable | None = None, limit: int = 2, *, slice_s: float = LIGHT_SLICE_S,
-               cpu_budget_s: float | None = None) -> Client:
+               cpu_budget_s: float | None = None, excuse_light_waits: bool = False) -> Client:
         """The client named ``key`` (remembered, so its CPU and heaviness carry from unit to unit), or a client of
         its own when ``key`` is ``None`` (see ``Client`` for the others)."""
         if key is None:
-            return Client(object(), limit, slice_s, cpu_budget_s)
+            return Client(object(), limit, slice_s, cpu_budget_s, excuse_light_waits)
         with self._lock:
             found = self._clients.get(key)
             if found is None:
@@ -324,18 +349,26 @@ class FairPool:
             self._leave(turn, turn.used_s(time.thread_time()))
 
     async def _admitted(self, client: Client, not_after: float) -> Turn:
+        """The unit's turn once a thread is free for it; ``QueryTimeout`` past ``not_after`` (moved on by its
+        waits behind light units that came first when the client excuses them)."""
         waiter = _Waiter(next(self._order), client, asyncio.get_running_loop())
         with self._lock:
             client.waiting += 1
             self._waiting.append(waiter)
             self._admit()
         try:
-            await asyncio.wait_for(asyncio.shield(waiter.future), _wait_s(not_after - time.monotonic()))
+            while not waiter.future.done():
+                left = not_after + (waiter.excused_s() if client.excuse_light_waits else 0.0) - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(waiter.future), _wait_s(left))
         except BaseException as exc:
             with self._lock:
                 if waiter.turn is None:
                     self._waiting.remove(waiter)
                     client.waiting -= 1
+                    self._clear_behind_light()
             if waiter.turn is not None:  # admitted as the wait ended: give the thread back unused
                 self._leave(waiter.turn, 0.0)
             if isinstance(exc, TimeoutError):
@@ -343,6 +376,8 @@ class FairPool:
                                      "client or of others held them) and was not run") from None
             raise
         assert waiter.turn is not None
+        if client.excuse_light_waits:
+            client.excused_s += waiter.excused_s()
         return waiter.turn
 
     def _admit(self) -> None:
@@ -359,22 +394,41 @@ class FairPool:
             client.running += 1
             self.busy += 1
             self.heavy_busy += client.heavy
-            chosen.turn = Turn(client, client.heavy)
+            chosen.turn = Turn(client, client.heavy, self._preempt_now, chosen.seq)
             if client.heavy:
                 self._heavy_turns.add(chosen.turn)
+            else:
+                self._light_running.add(chosen.seq)
             chosen.loop.call_soon_threadsafe(_wake, chosen)
+        self._clear_behind_light()
         self._preempt()
+
+    def _clear_behind_light(self) -> None:
+        """Note when each waiting unit stopped waiting behind light units that came before it: running, or waiting
+        and not held back by their own client's limit (lock held)."""
+        waiting = (w.seq for w in self._waiting if not w.client.heavy and w.client.running < w.client.limit)
+        oldest_light = min(min(waiting, default=math.inf), min(self._light_running, default=math.inf))
+        now = time.monotonic()
+        for waiter in self._waiting:
+            if waiter.clear_at is None and waiter.seq <= oldest_light:
+                waiter.clear_at = now
+
+    def _preempt_now(self) -> None:
+        """``_preempt``, from a heavy turn that starts waiting for the baton (it may be the one to give way)."""
+        with self._lock:
+            self._preempt()
 
     def _preempt(self) -> None:
         """For each heavy unit waiting for a heavy thread, a running heavy turn that waits for the baton and whose
-        client used more CPU gives its thread back (the most CPU first; called with the lock held)."""
+        client used more than ``PREEMPT_RATIO`` times its CPU gives its thread back (the most CPU first; called with
+        the lock held)."""
         if self.heavy_busy < self.heavy_threads:
             return
         blocked = sorted(w.client.cpu_s for w in self._waiting if w.client.heavy and w.client.running < w.client.limit)
         waits = ((turn, turn.baton_wait) for turn in self._heavy_turns if not turn.preempted)
         victims = sorted(((wait, turn) for turn, wait in waits if wait is not None), reverse=True)
         for rank, (wait, victim) in zip(blocked[self._preempting:], victims):
-            if wait.rank <= rank:
+            if wait.rank <= PREEMPT_RATIO * rank:
                 return
             if HEAVY_BATON.withdraw(wait):
                 victim.preempted = True
@@ -383,6 +437,7 @@ class FairPool:
     def _leave(self, turn: Turn, cpu_s: float) -> None:
         with self._lock:
             self._heavy_turns.discard(turn)
+            self._light_running.discard(turn.seq)
             self._preempting -= turn.preempted
             turn.client.running -= 1
             turn.client.cpu_s += cpu_s
