@@ -12,27 +12,35 @@ others waiting, whatever its queries do.
   the engine), the client becomes heavy for good, and the unit waits again, as heavy: ``work`` runs again with a
   heavy turn and goes on from the progress it keeps itself.
 - Heavy work yields the CPU: a heavy turn runs only while it holds the process's ``HEAVY_BATON`` (one runner at a
-  time per 8 cores, ``HEAVY_RUNNERS``), hands it to the next heavy turn every ``HEAVY_QUANTUM_S``, and while light
-  work runs anywhere in the process (``LIGHT``) rests ``REST_S`` after each quantum. Its queries check in
-  (``Turn.checkpoint``) from SQLite's progress handler and between the rows they fetch. So hostile queries share at
-  most one core among themselves, a fifth of it while honest ones run, and the event loops keep the rest.
+  time per 8 cores, ``HEAVY_RUNNERS``), and while light work runs anywhere in the process (``LIGHT``) rests
+  ``REST_S`` after each ``HEAVY_QUANTUM_S``. Its queries check in (``Turn.checkpoint``) from SQLite's progress
+  handler and between the rows they fetch. So hostile queries share at most one core among themselves, a fifth of
+  it while honest ones run, and the event loops keep the rest.
+- Heavy work takes turns by least CPU used: the baton goes to the waiting turn whose client has used the least
+  CPU, and its holder hands it over after a quantum when a waiter's client has used less than its own. A heavy
+  unit waiting for a heavy thread while all are taken pre-empts a heavy turn that waits for the baton and whose
+  client has used more than ``PREEMPT_RATIO`` times its CPU: that turn stops (``SliceSpent``) and its work goes
+  on in a later turn. So a client with a real slow query (a second of CPU) is not held up by hostile ones that
+  have used five, and deadlines, waits included, end hostile work.
+- A client may excuse its units' waits for a thread behind light units that came before them
+  (``Client.excuse_light_waits``: the reward's answers, so a batch's own size never times one out); waits behind
+  heavy work always count.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import heapq
 import itertools
 import math
-import os
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from rlfactory_tool_servers.sql.sandbox.cpu_share import HEAVY_BATON, LIGHT, BatonWait, wait_s
 from rlfactory_tool_servers.sql.sandbox.query_errors import QueryTimeout
 
 __all__ = ["HEAVY_BATON", "LIGHT", "Client", "FairPool", "SliceSpent", "Turn", "started_pool"]
@@ -60,109 +68,6 @@ class SliceSpent(Exception):
     goes on as heavy in a later turn (raised from a query; not a query error)."""
 
 
-def _wait_s(timeout: float) -> float | None:
-    """A timeout for waits: none for an endless one, never negative."""
-    return None if timeout == math.inf else max(timeout, 0.0)
-
-
-class _LightWork:
-    """How many light turns run in the process now; ``wait_idle`` returns when none does."""
-
-    def __init__(self) -> None:
-        self.running = 0
-        self._lock = threading.Lock()
-        self._idle = threading.Event()
-        self._idle.set()
-
-    def enter(self) -> None:
-        with self._lock:
-            self.running += 1
-            self._idle.clear()
-
-    def leave(self) -> None:
-        with self._lock:
-            self.running -= 1
-            if not self.running:
-                self._idle.set()
-
-    def wait_idle(self, timeout: float) -> None:
-        self._idle.wait(_wait_s(timeout))
-
-
-class _BatonWait:
-    """A turn's place in the baton's queue: ``state`` goes from ``waiting`` to ``handed`` (it holds the baton),
-    ``withdrawn`` (its pool needs its thread) or ``gone`` (it waited past its deadline)."""
-
-    __slots__ = ("rank", "seq", "event", "state")
-    _order = itertools.count()
-
-    def __init__(self, rank: float) -> None:
-        self.rank, self.seq, self.event, self.state = rank, next(self._order), threading.Event(), "waiting"
-
-    def __lt__(self, other: _BatonWait) -> bool:
-        return (self.rank, self.seq) < (other.rank, other.seq)
-
-
-class _Baton:
-    """A lock handed over by rank: a releasing thread gives it to the waiter of least rank (the CPU its client has
-    used so far, then arrival), so the heavy work that has used the least CPU runs first."""
-
-    def __init__(self, holders: int) -> None:
-        self.free = holders
-        self._lock = threading.Lock()
-        self._queue: list[_BatonWait] = []  # a heap
-
-    def take(self, wait: _BatonWait) -> bool:
-        """Take the baton now if it is free and nobody waits (``True``), else queue ``wait`` for it."""
-        with self._lock:
-            if self.free and not self._queue:
-                self.free -= 1
-                wait.state = "handed"
-                return True
-            heapq.heappush(self._queue, wait)
-            return False
-
-    def wait(self, wait: _BatonWait, timeout: float) -> bool:
-        """Wait at most ``timeout`` seconds for the baton to be handed to ``wait`` (queued by ``take``), unless it
-        is ``withdraw``n first; whether it was handed."""
-        wait.event.wait(_wait_s(timeout))
-        with self._lock:
-            if wait.state == "waiting":
-                self._remove(wait, "gone")
-            return wait.state == "handed"
-
-    def withdraw(self, wait: _BatonWait) -> bool:
-        """End ``wait`` without the baton (its thread is needed elsewhere); whether it was still waiting."""
-        with self._lock:
-            if wait.state != "waiting":
-                return False
-            self._remove(wait, "withdrawn")
-        wait.event.set()
-        return True
-
-    def _remove(self, wait: _BatonWait, state: str) -> None:
-        self._queue.remove(wait)
-        heapq.heapify(self._queue)
-        wait.state = state
-
-    def release(self) -> None:
-        with self._lock:
-            if self._queue:
-                handed = heapq.heappop(self._queue)
-                handed.state = "handed"
-                handed.event.set()
-            else:
-                self.free += 1
-
-    def outranked(self, rank: float) -> bool:
-        """Whether a waiter's rank is below ``rank`` (it has used less CPU than the holder has)."""
-        queue = self._queue
-        return bool(queue) and queue[0].rank < rank
-
-
-LIGHT = _LightWork()
-HEAVY_RUNNERS = max(1, (os.cpu_count() or 1) // 8)
-HEAVY_BATON = _Baton(HEAVY_RUNNERS)
 
 
 class Client:
@@ -194,7 +99,7 @@ class Turn:
                  seq: int = 0) -> None:
         self.client, self.heavy, self.on_baton_wait, self.seq = client, heavy, on_baton_wait, seq
         self.spent = self.over_budget = self.preempted = False
-        self.baton_wait: _BatonWait | None = None  # while it waits for the baton
+        self.baton_wait: BatonWait | None = None  # while it waits for the baton
         self.uncharged_s = 0.0
         self._started = 0.0  # the thread's CPU instant when the turn began
         self._slice_until = self._budget_until = math.inf  # thread CPU instants
@@ -257,7 +162,7 @@ class Turn:
             if not self._holding:
                 HEAVY_BATON.release()
         if not self._holding:
-            wait = _BatonWait(rank)
+            wait = BatonWait(rank)
             if not HEAVY_BATON.take(wait):
                 self.baton_wait = wait
                 self.on_baton_wait()
@@ -362,7 +267,7 @@ class FairPool:
                 if left <= 0:
                     raise TimeoutError
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(waiter.future), _wait_s(left))
+                    await asyncio.wait_for(asyncio.shield(waiter.future), wait_s(left))
         except BaseException as exc:
             with self._lock:
                 if waiter.turn is None:
