@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import resource
 import statistics
 import sys
@@ -100,7 +101,7 @@ class Tally:
         self.honest_errors = 0
         self.hostile = {"calls": 0, "refused": 0, "episodes": 0}
         self.hostile_answer_s: list[float] = []
-        self.hostile_clock_stopped_s: list[float] = []  # each hostile answer's clock stops (``answer_clock``)
+        self.hostile_checks: list[tuple[float, float]] = []  # each hostile answer's check: took, clock stops
 
 
 async def honest_loop(env: Any, seed: int, stop_at: float, tally: Tally) -> None:
@@ -134,7 +135,8 @@ async def hostile_answer_loop(env: Any, seed: int, stop_at: float, tally: Tally)
         started = time.monotonic()
         _, _, _, _, step = await env.astep(f"<answer>{attacks[seed % len(attacks)]}</answer>")
         tally.hostile_answer_s.append(time.monotonic() - started)
-        tally.hostile_clock_stopped_s.append(step.get("answer_clock", {}).get("stopped_s", 0.0))
+        clock = step.get("answer_clock", {})
+        tally.hostile_checks.append((clock.get("took_s", math.inf), clock.get("stopped_s", 0.0)))
         tally.hostile["episodes"] += 1
         seed += 1
 
@@ -167,10 +169,9 @@ async def run(honest: list[Any], hostile: list[Any], seconds: float, loop: Any =
             **percentiles("answer_", tally.latencies["answer"]), "honest_tool_errors": tally.honest_errors,
             "honest_tool_calls": len(tally.latencies["tool"]), "hostile": tally.hostile,
             "hostile_answer_max_s": max(tally.hostile_answer_s, default=0.0),
-            "hostile_answer_max_clocked_s": max((took - stopped for took, stopped in
-                                                 zip(tally.hostile_answer_s, tally.hostile_clock_stopped_s)),
-                                                default=0.0),
-            "hostile_clock_stopped_max_s": max(tally.hostile_clock_stopped_s, default=0.0),
+            "hostile_check_max_clocked_s": max((took - stopped for took, stopped in tally.hostile_checks), default=0.0),
+            "hostile_check_max_s": max((took for took, _ in tally.hostile_checks), default=0.0),
+            "hostile_clock_stopped_max_s": max((stopped for _, stopped in tally.hostile_checks), default=0.0),
             "hostile_answers": len(tally.hostile_answer_s), "max_rss_mb": max(rss_samples, default=0.0)}
 
 
@@ -222,18 +223,20 @@ def ratio_row(report: dict[str, Any], name: str, run_name: str, quiet: str, kind
 
 
 def answer_bound_row(report: dict[str, Any]) -> dict[str, Any]:
-    """``sql_hostile_answer_bound``: the longest hostile answer step, less its clock's stops (the reward's
-    ``answer_clock``: opening databases, gold results, waits behind light answers that came first), PASS within
-    the wall clock an answer's check may take from its arrival (``WALL_FACTOR`` times its CPU budget)."""
+    """``sql_hostile_answer_bound``: the longest hostile answer check, from its arrival, less its clock's stops (the
+    reward's ``answer_clock``: opening databases, gold results, waits behind light answers that came first), PASS
+    within the wall clock an answer's check may take (``WALL_FACTOR`` times its CPU budget). The longest env step
+    around it is reported too (it adds the env's own work and the event loop's delays)."""
     from rlfactory_reward_models.sql.answer_check import WALL_FACTOR
 
     seconds, answers = report["seconds"], report["answers"]
-    longest, bound = answers["hostile_answer_max_clocked_s"], WALL_FACTOR * report["timeout_s"]
+    longest, bound = answers["hostile_check_max_clocked_s"], WALL_FACTOR * report["timeout_s"]
     return {"name": "sql_hostile_answer_bound", "n": answers["hostile_answers"], "seconds": [seconds],
-            "median_s": seconds, "min_s": seconds, "metric": "longest hostile answer step less its clock's stops (s)",
+            "median_s": seconds, "min_s": seconds, "metric": "longest hostile answer check less its clock's stops (s)",
             "value": longest, "target": f"<= {bound:g} s", "pass": 0 < longest <= bound,
-            "cpu_budget_s": report["timeout_s"], "longest_step_s": answers["hostile_answer_max_s"],
-            "longest_clock_stops_s": answers["hostile_clock_stopped_max_s"]}
+            "cpu_budget_s": report["timeout_s"], "longest_check_s": answers["hostile_check_max_s"],
+            "longest_clock_stops_s": answers["hostile_clock_stopped_max_s"],
+            "longest_step_s": answers["hostile_answer_max_s"]}
 
 
 def peak_rss_row(report: dict[str, Any]) -> dict[str, Any]:

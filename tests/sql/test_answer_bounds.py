@@ -138,3 +138,18 @@ async def test_a_heavy_honest_answer_preempts_heavy_answers_that_used_more_cpu()
         assert all(scored.value == 0.0 for scored in await asyncio.gather(*hostile))
     finally:
         reward.close()
+
+
+async def test_a_long_query_is_read_under_its_deadline_not_past_it():
+    """Reading (parsing) an 84 KB expression takes about 0.6 s of pure Python, where no SQLite handler checks in; it
+    checks in from a trace function instead, so it stops at the answer's deadline rather than after the parse."""
+    reward = SqlExecutionReward(SAMPLE_DB_DIR, test_suite="off", timeout_s=0.05)  # a wall clock of 0.2 s
+    long_sum = "SELECT " + " + ".join(["1"] * 21_000)
+    try:
+        started = time.monotonic()
+        scored = await reward.score(RewardInput(Task(COUNT_BOOKS), long_sum))
+        took = time.monotonic() - started
+        assert scored.value == 0.0 and scored.reason.startswith("timeout: "), scored.reason
+        assert "read" in scored.reason and took < 0.4, (took, scored.reason)
+    finally:
+        reward.close()

@@ -32,7 +32,7 @@ from rlfactory_reward_models.sql.unscorable import unscorable_reason
 from rlfactory_tool_servers.sql.sandbox.catalog import UnknownDatabase
 from rlfactory_tool_servers.sql.sandbox.engine import (
     QueryError, QueryLimits, QueryResult, QueryTimeout, ResultOverLimits)
-from rlfactory_tool_servers.sql.sandbox.fair_pool import SliceSpent, Turn
+from rlfactory_tool_servers.sql.sandbox.fair_pool import PythonStopped, SliceSpent, Turn
 from rlfactory_tool_servers.sql.sandbox.statement_check import UnsafeQuery, has_top_level_order_by
 
 if TYPE_CHECKING:
@@ -150,9 +150,16 @@ class AnswerCheck:
                 raise SliceSpent()
             return Reward(0.0, parts(0.0, 0.0, 1.0), f"timeout: no turn on the CPU within {self.wall_s:g} s")
         try:
-            self.query = self.reward.effective(self.predicted)
+            with checking_python(turn, self.deadline()) if self.heavy else contextlib.nullcontext():
+                self.query = self.reward.effective(self.predicted)
         except UnsafeQuery as exc:
             return Reward(0.0, parts(0.0, 0.0, 1.0), f"refused: {exc}", self.info)
+        except PythonStopped:
+            if turn is not None and turn.spent:
+                raise SliceSpent() from None
+            return Reward(0.0, parts(0.0, 0.0, 1.0), f"timeout: the query could not be read within {self.wall_s:g} s"
+                          if turn is None or not turn.over_budget else f"timeout: reading the query used more than "
+                          f"{self.reward.limits.timeout_s:g} s of CPU")
         if time.monotonic() > self.deadline():
             return Reward(0.0, parts(0.0, 0.0, 1.0), f"timeout: the query could not be read and run within "
                           f"{self.wall_s:g} s")
@@ -213,6 +220,12 @@ class AnswerCheck:
             return limits, False
         return dataclasses.replace(limits, max_rows=min(limits.max_rows, len(gold.rows)),
                                    max_bytes=min(limits.max_bytes, gold.nbytes + SPIDER_SLACK_BYTES)), True
+
+
+def checking_python(turn: Turn | None, until: float) -> contextlib.AbstractContextManager[None]:
+    """``turn.checking_python(until)``: a long query's parse checks in like its queries (rests, waits for the CPU,
+    stops at the deadline); nothing without a turn."""
+    return turn.checking_python(until) if turn is not None else contextlib.nullcontext()
 
 
 def uncharged(turn: Turn | None) -> contextlib.AbstractContextManager[None]:

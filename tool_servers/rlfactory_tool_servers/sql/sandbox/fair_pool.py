@@ -33,17 +33,18 @@ import asyncio
 import contextlib
 import itertools
 import math
+import sys
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from rlfactory_tool_servers.sql.sandbox.cpu_share import HEAVY_BATON, LIGHT, BatonWait, wait_s
 from rlfactory_tool_servers.sql.sandbox.query_errors import QueryTimeout
 
-__all__ = ["HEAVY_BATON", "LIGHT", "Client", "FairPool", "SliceSpent", "Turn", "started_pool"]
+__all__ = ["HEAVY_BATON", "LIGHT", "Client", "FairPool", "PythonStopped", "SliceSpent", "Turn", "started_pool"]
 
 T = TypeVar("T")
 LIGHT_SLICE_S = 0.02
@@ -58,9 +59,16 @@ PREEMPT_RATIO = 2.0
 """A heavy turn waiting for the baton gives its thread to a heavy unit whose client used less than its CPU over
 this: its query starts again in a later turn, so pre-emption among near equals would be work thrown away (at most
 half of what the pre-empted client used)."""
+PYTHON_CALLS_PER_CHECK = 2000
+"""Function calls between two check-ins of pure Python work (``Turn.checking_python``): about a millisecond."""
 MAX_CLIENTS = 16_384
 """Named clients remembered (their CPU so far, whether heavy); the least recently used idle one is forgotten."""
 POOL_START_TIMEOUT_S = 10.0
+
+
+class PythonStopped(BaseException):
+    """Python work under ``Turn.checking_python`` was stopped at a check-in (a ``BaseException``, so no ``except
+    Exception`` in the library it runs swallows it); ``Turn.spent``/``over_budget`` say why, else its deadline."""
 
 
 class SliceSpent(Exception):
@@ -138,6 +146,24 @@ class Turn:
             used = time.thread_time() - started
             self.uncharged_s += used
             self._slice_until, self._budget_until = slice_until + used, budget_until + used
+
+    @contextlib.contextmanager
+    def checking_python(self, until: float) -> Iterator[None]:
+        """A block of pure Python (a long query's parse, which no SQLite handler sees) that checks in like a query:
+        every ``PYTHON_CALLS_PER_CHECK`` function calls (a trace function of this thread), so it rests while light
+        work runs, waits for the baton and stops at ``until`` (``PythonStopped``)."""
+        calls = itertools.count(1)
+
+        def trace(frame: Any, event: str, arg: Any) -> None:
+            if next(calls) % PYTHON_CALLS_PER_CHECK == 0 and self.checkpoint(until):
+                raise PythonStopped()
+
+        previous = sys.gettrace()
+        sys.settrace(trace)
+        try:
+            yield
+        finally:
+            sys.settrace(previous)
 
     def checkpoint(self, until: float) -> bool:
         """Whether the work must stop now: past the client's CPU budget (``over_budget``), a light turn past its
