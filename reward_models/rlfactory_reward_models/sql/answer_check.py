@@ -45,6 +45,8 @@ GOLD_BYTES_PER_ANSWER = 4
 """An answer's gold results on all its databases together hold at most this many times ``max_bytes``."""
 SPIDER_SLACK_BYTES = 1024
 WALL_FACTOR = 4
+FINISH_SHARE, FINISH_MAX_S = 0.05, 0.5
+"""The part of an answer's wall clock its work leaves for handing the reward back (``AnswerCheck.deadline``)."""
 
 
 def parts(match: float, executed: float, given: float) -> dict[str, float]:
@@ -80,10 +82,12 @@ class AnswerCheck:
         return max(len(self.predicted), len(self.gold_sql)) > LIGHT_SQL_CHARS
 
     def deadline(self) -> float:
-        """The wall-clock deadline (a ``time.monotonic()`` instant): ``wall_s`` from arrival, waits included, with
-        the clock's stops so far (opening the databases, computing gold results, waiting for a thread behind light
-        answers that came first)."""
-        return self.arrived + self.wall_s + self.paused_s + self.excused_s
+        """The wall-clock deadline of the check's work (a ``time.monotonic()`` instant): ``wall_s`` from arrival,
+        waits included, less ``FINISH_SHARE`` of it (at most ``FINISH_MAX_S``) kept for handing the reward back
+        through a busy event loop, with the clock's stops so far (opening the databases, computing gold results,
+        waiting for a thread behind light answers that came first)."""
+        finish = min(FINISH_MAX_S, FINISH_SHARE * self.wall_s)
+        return self.arrived + self.wall_s - finish + self.paused_s + self.excused_s
 
     @property
     def stopped_s(self) -> float:
