@@ -22,7 +22,8 @@ trainer worker would) and, on envs whose reward checks the generated test suites
 unrun, every hostile answer's check within its wall clock (``answer_check.WALL_FACTOR`` times its CPU budget
 ``query_timeout_s``, from its arrival, waits included; the clock stops only while the answer's databases open or its
 gold results are computed and while it waits for a thread behind light answers that came first: the reward's
-``answer_clock``), the process's RSS under 1 GB. ``--no-batching`` sends one MCP request per call; ``--threads`` sets the SQL server's worker threads.
+``answer_clock``), the process's RSS under 1 GB. ``--no-batching`` sends one MCP request per call; ``--threads``
+sets the SQL server's worker threads.
 
 In ``rlf bench`` (``bench_sql_hostile``): the rows of ``ROWS``; 64 honest envs, 32 hostile on the tool side and 48 on
 the answer side, 20 s a run (16, 8 and 12 for 5 s with ``--quick``), one repeat.

@@ -62,6 +62,7 @@ class AnswerCheck:
                  wall_factor: float = 1.0) -> None:
         self.reward, self.db_id, self.gold_sql, self.predicted = reward, db_id, gold_sql, predicted
         self.arrived = time.monotonic()
+        self.finished: float | None = None  # when its work gave its reward (in its worker thread)
         self.wall_s = reward.limits.timeout_s * wall_factor
         self.excused_s = 0.0  # its waits for a thread behind light answers that came first (Client.excused_s)
         self.paused_s = 0.0  # the clock's stops: opening the databases, computing gold results
@@ -100,7 +101,9 @@ class AnswerCheck:
             self.excused_s = turn.client.excused_s
         with uncharged(turn):
             opened = self._open()
-        return opened or self._golds(turn) or self._parse(turn) or self._predictions(turn)
+        reward = opened or self._golds(turn) or self._parse(turn) or self._predictions(turn)
+        self.finished = time.monotonic()
+        return reward
 
     def _open(self) -> Reward | None:
         if self.databases is not None:

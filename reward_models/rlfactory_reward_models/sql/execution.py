@@ -6,7 +6,8 @@ the
 gold query orders its result at the top level, or BIRD's sets of rows), else 0.0 with the reason in ``Reward.reason``;
 ``Reward.info["execution"]`` counts the databases compared and the rows of both results on the main file;
 ``Reward.info["answer_clock"]`` gives the answer's wall clock (``wall_s``), its stops (``stopped_s``, see
-``answer_check``) and how long its check took from its arrival (``took_s``, at most their sum).
+``answer_check``) and how long its check took from its arrival until its work gave the reward (``took_s``, at most
+their sum; the event loop hands the reward on after that).
 
 Strict where a policy could game the official evaluators: the prediction must be exactly one read-only query
 (checked with sqlglot; several statements, writes, ATTACH, PRAGMA score 0), it runs on a read-only connection
@@ -165,7 +166,7 @@ class SqlExecutionReward(RewardModelBase):
         except QueryError as exc:  # no worker in time
             reward = Reward(0.0, parts(0.0, 0.0, 1.0), f"{exc.kind}: {exc}")
         clock = {"wall_s": check.wall_s, "stopped_s": round(check.stopped_s, 3),
-                 "took_s": round(time.monotonic() - check.arrived, 3)}
+                 "took_s": round((check.finished or time.monotonic()) - check.arrived, 3)}
         return dataclasses.replace(reward, info={**reward.info, "answer_clock": clock})
 
     async def score_batch(self, items: Sequence[RewardInput]) -> list[Reward]:

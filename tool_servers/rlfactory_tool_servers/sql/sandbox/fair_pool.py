@@ -76,8 +76,6 @@ class SliceSpent(Exception):
     goes on as heavy in a later turn (raised from a query; not a query error)."""
 
 
-
-
 class Client:
     """Whose work a unit is: an episode of the tools, an answer of the reward. ``limit``: its units at once;
     ``slice_s``: the CPU of one light turn; ``cpu_budget_s``: the CPU all its units may use (``None``: no budget).
