@@ -159,12 +159,13 @@ class SqlExecutionReward(RewardModelBase):
             return unanswered
         check = AnswerCheck(self, db_id, gold_sql, extract_sql(item.answer), WALL_FACTOR)
         pool = self.catalog.pool
+        client = pool.client(limit=1, slice_s=ANSWER_SLICE_S, cpu_budget_s=self.limits.timeout_s,
+                             excuse_light_waits=True)
         try:
-            client = pool.client(limit=1, slice_s=ANSWER_SLICE_S, cpu_budget_s=self.limits.timeout_s,
-                                 excuse_light_waits=True)
             reward = await pool.run(client, check.run, check.deadline, heavy=check.heavy)
         except QueryError as exc:  # no worker in time
             reward = Reward(0.0, parts(0.0, 0.0, 1.0), f"{exc.kind}: {exc}")
+        check.excused_s = client.excused_s  # with its last wait for a worker
         clock = {"wall_s": check.wall_s, "stopped_s": round(check.stopped_s, 3),
                  "took_s": round((check.finished or time.monotonic()) - check.arrived, 3)}
         return dataclasses.replace(reward, info={**reward.info, "answer_clock": clock})

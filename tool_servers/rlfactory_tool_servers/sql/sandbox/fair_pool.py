@@ -300,6 +300,8 @@ class FairPool:
                     self._clear_behind_light()
             if waiter.turn is not None:  # admitted as the wait ended: give the thread back unused
                 self._leave(waiter.turn, 0.0)
+            if client.excuse_light_waits:
+                client.excused_s += waiter.excused_s()
             if isinstance(exc, TimeoutError):
                 raise QueryTimeout("the query waited past its deadline for a worker (other queries of this "
                                      "client or of others held them) and was not run") from None
