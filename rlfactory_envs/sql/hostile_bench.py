@@ -186,6 +186,7 @@ async def bench(n_honest: int, n_tools: int, n_answers: int, seconds: float, dat
     """Every run of the module docstring, on one set of envs per reward setting."""
     plain = make_envs(n_honest + n_tools, data_path, batching, threads)
     suites = make_envs(n_honest + n_answers, data_path, batching, threads, test_suite="generate")
+    suites[0].runtime.reward_model.answer_clock = True  # the envs share one reward: its checks' clocks in info
     runs: dict[str, Any] = {}
     timeout_s = float(plain[0].runtime.settings.serving.query_timeout_s)
     try:

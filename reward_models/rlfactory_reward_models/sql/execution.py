@@ -5,9 +5,10 @@ dataset's comparison (``rlfactory_reward_models.sql.compare``: Spider's permuted
 the
 gold query orders its result at the top level, or BIRD's sets of rows), else 0.0 with the reason in ``Reward.reason``;
 ``Reward.info["execution"]`` counts the databases compared and the rows of both results on the main file;
-``Reward.info["answer_clock"]`` gives the answer's wall clock (``wall_s``), its stops (``stopped_s``, see
-``answer_check``) and how long its check took from its arrival until its work gave the reward (``took_s``, at most
-their sum; the event loop hands the reward on after that).
+with ``answer_clock`` set, ``Reward.info["answer_clock"]`` gives the answer's wall clock (``wall_s``), its stops
+(``stopped_s``, see ``answer_check``) and how long its check took from its arrival until its work gave the reward
+(``took_s``, at most their sum; the event loop hands the reward on after that). Off by default: timings differ from
+run to run, and equal episodes keep equal infos.
 
 Strict where a policy could game the official evaluators: the prediction must be exactly one read-only query
 (checked with sqlglot; several statements, writes, ATTACH, PRAGMA score 0), it runs on a read-only connection
@@ -147,6 +148,7 @@ class SqlExecutionReward(RewardModelBase):
         self._gold_cache: cachetools.LRUCache[tuple[str, str, str], QueryResult] = cachetools.LRUCache(
             gold_cache_bytes, getsizeof=lambda result: result.nbytes + 1024)
         self._lock = threading.Lock()
+        self.answer_clock = False  # Reward.info["answer_clock"] (see the module docstring)
 
     # -- async API -------------------------------------------------------------------------------------------
 
@@ -165,6 +167,8 @@ class SqlExecutionReward(RewardModelBase):
             reward = await pool.run(client, check.run, check.deadline, heavy=check.heavy)
         except QueryError as exc:  # no worker in time
             reward = Reward(0.0, parts(0.0, 0.0, 1.0), f"{exc.kind}: {exc}")
+        if not self.answer_clock:
+            return reward
         check.excused_s = client.excused_s  # with its last wait for a worker
         clock = {"wall_s": check.wall_s, "stopped_s": round(check.stopped_s, 3),
                  "took_s": round((check.finished or time.monotonic()) - check.arrived, 3)}
