@@ -19,9 +19,11 @@ Runs: ``quiet`` (honest alone), ``tools_same_loop`` (the tool-side mix on the ho
 travel in the same merged requests), ``tools_own_loop`` (on an event loop of their own in another thread, as another
 trainer worker would) and, on envs whose reward checks the generated test suites, ``quiet_suites`` and ``answers``
 (the answer-side mix). Goals: the honest tool step p99 and answer step p99 at most 2x quiet, no honest query left
-unrun, every hostile answer's check within its bound (its CPU budget ``query_timeout_s``; the wall clock it may take
-besides is ``answer_check.WALL_FACTOR`` times that, not counting its waits behind other heavy answers), the process's
-RSS under 1 GB. ``--no-batching`` sends one MCP request per call; ``--threads`` sets the SQL server's worker threads.
+unrun, every hostile answer's check within its wall clock (``answer_check.WALL_FACTOR`` times its CPU budget
+``query_timeout_s``, from its arrival, waits included; the clock stops only while the answer's databases open or its
+gold results are computed and while it waits for a thread behind light answers that came first: the reward's
+``answer_clock``), the process's RSS under 1 GB. ``--no-batching`` sends one MCP request per call; ``--threads``
+sets the SQL server's worker threads.
 
 In ``rlf bench`` (``bench_sql_hostile``): the rows of ``ROWS``; 64 honest envs, 32 hostile on the tool side and 48 on
 the answer side, 20 s a run (16, 8 and 12 for 5 s with ``--quick``), one repeat.
@@ -99,6 +101,7 @@ class Tally:
         self.honest_errors = 0
         self.hostile = {"calls": 0, "refused": 0, "episodes": 0}
         self.hostile_answer_s: list[float] = []
+        self.hostile_checks: list[tuple[float, float]] = []  # each hostile answer's check: took, clock stops
 
 
 async def honest_loop(env: Any, seed: int, stop_at: float, tally: Tally) -> None:
@@ -130,8 +133,10 @@ async def hostile_answer_loop(env: Any, seed: int, stop_at: float, tally: Tally)
         _, info = await env.areset(seed=seed)
         attacks = hostile_answers(info["task"]["gold_sql"])
         started = time.monotonic()
-        await env.astep(f"<answer>{attacks[seed % len(attacks)]}</answer>")
+        _, _, _, _, step = await env.astep(f"<answer>{attacks[seed % len(attacks)]}</answer>")
         tally.hostile_answer_s.append(time.monotonic() - started)
+        clock = step.get("answer_clock", {})  # none when the env ended the episode without a check
+        tally.hostile_checks.append((clock.get("took_s", tally.hostile_answer_s[-1]), clock.get("stopped_s", 0.0)))
         tally.hostile["episodes"] += 1
         seed += 1
 
@@ -164,6 +169,9 @@ async def run(honest: list[Any], hostile: list[Any], seconds: float, loop: Any =
             **percentiles("answer_", tally.latencies["answer"]), "honest_tool_errors": tally.honest_errors,
             "honest_tool_calls": len(tally.latencies["tool"]), "hostile": tally.hostile,
             "hostile_answer_max_s": max(tally.hostile_answer_s, default=0.0),
+            "hostile_check_max_clocked_s": max((took - stopped for took, stopped in tally.hostile_checks), default=0.0),
+            "hostile_check_max_s": max((took for took, _ in tally.hostile_checks), default=0.0),
+            "hostile_clock_stopped_max_s": max((stopped for _, stopped in tally.hostile_checks), default=0.0),
             "hostile_answers": len(tally.hostile_answer_s), "max_rss_mb": max(rss_samples, default=0.0)}
 
 
@@ -178,6 +186,7 @@ async def bench(n_honest: int, n_tools: int, n_answers: int, seconds: float, dat
     """Every run of the module docstring, on one set of envs per reward setting."""
     plain = make_envs(n_honest + n_tools, data_path, batching, threads)
     suites = make_envs(n_honest + n_answers, data_path, batching, threads, test_suite="generate")
+    suites[0].runtime.reward_model.answer_clock = True  # the envs share one reward: its checks' clocks in info
     runs: dict[str, Any] = {}
     timeout_s = float(plain[0].runtime.settings.serving.query_timeout_s)
     try:
@@ -215,15 +224,20 @@ def ratio_row(report: dict[str, Any], name: str, run_name: str, quiet: str, kind
 
 
 def answer_bound_row(report: dict[str, Any]) -> dict[str, Any]:
-    """``sql_hostile_answer_bound``: the longest hostile answer step, PASS within the wall clock an answer's check may
-    take (``WALL_FACTOR`` times its CPU budget; waits behind other heavy answers are not the answer's)."""
+    """``sql_hostile_answer_bound``: the longest hostile answer check, from its arrival, less its clock's stops (the
+    reward's ``answer_clock``: opening databases, gold results, waits behind light answers that came first), PASS
+    within the wall clock an answer's check may take (``WALL_FACTOR`` times its CPU budget). The longest env step
+    around it is reported too (it adds the env's own work and the event loop's delays)."""
     from rlfactory_reward_models.sql.answer_check import WALL_FACTOR
 
-    seconds, longest = report["seconds"], report["answers"]["hostile_answer_max_s"]
-    bound = WALL_FACTOR * report["timeout_s"]
-    return {"name": "sql_hostile_answer_bound", "n": report["answers"]["hostile_answers"], "seconds": [seconds],
-            "median_s": seconds, "min_s": seconds, "metric": "longest hostile answer step (s)", "value": longest,
-            "target": f"<= {bound:g} s", "pass": 0 < longest <= bound, "cpu_budget_s": report["timeout_s"]}
+    seconds, answers = report["seconds"], report["answers"]
+    longest, bound = answers["hostile_check_max_clocked_s"], WALL_FACTOR * report["timeout_s"]
+    return {"name": "sql_hostile_answer_bound", "n": answers["hostile_answers"], "seconds": [seconds],
+            "median_s": seconds, "min_s": seconds, "metric": "longest hostile answer check less its clock's stops (s)",
+            "value": longest, "target": f"<= {bound:g} s", "pass": 0 < longest <= bound,
+            "cpu_budget_s": report["timeout_s"], "longest_check_s": answers["hostile_check_max_s"],
+            "longest_clock_stops_s": answers["hostile_clock_stopped_max_s"],
+            "longest_step_s": answers["hostile_answer_max_s"]}
 
 
 def peak_rss_row(report: dict[str, Any]) -> dict[str, Any]:

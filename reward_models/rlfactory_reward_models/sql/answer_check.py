@@ -4,14 +4,14 @@
 and goes on from where it was when a light turn spends its slice (``SliceSpent``: the pool runs it again as heavy).
 
 One deadline per answer, not per database: the answer's own work (the parse of its query, once, and its query on
-every database) may use ``timeout_s`` of CPU in all (``Client.cpu_budget_s``), whatever the load: a batch of
-thousands, or hostile answers beside it, slows an answer down but does not change its reward. A wall clock bounds
-what uses no CPU (reads from the disk): the check stops ``WALL_FACTOR`` times ``timeout_s`` after it first ran, not
-counting the time it waited, once heavy, for the CPU behind other heavy answers or rested for light work
-(``Client.excuse_waits``: the baton goes round in order and each holder has a budget, so such waits end). Neither
-counts the time the task's databases are opened or built (once per database) or its gold results computed (once,
-then cached; those have ``gold_timeout_s`` in all, not per database). ``verify`` (no pool) has the wall clock alone,
-at ``timeout_s``.
+every database) may use ``timeout_s`` of CPU in all (``Client.cpu_budget_s``), and the whole check ends
+``WALL_FACTOR`` times ``timeout_s`` after the answer arrived, waits included (for a worker, for the CPU behind
+heavy answers that used less, resting while light work runs): past it the answer scores 0 with a ``timeout``
+reason. Honest answers are light (a few milliseconds on all the databases) and go before every heavy one; a heavy
+answer waits only behind heavy answers that have used less CPU than it, so an answer with a real query that
+needs a second is not held up by hostile ones that used five. Neither bound counts the time the task's databases
+are opened or built (once per database) or its gold results computed (once, then cached; those have
+``gold_timeout_s`` in all, not per database). ``verify`` (no pool) has the wall clock alone, at ``timeout_s``.
 
 Memory: a gold result is held to the reward's ``max_bytes`` and an answer's gold results together to
 ``GOLD_BYTES_PER_ANSWER`` of it; with Spider's comparison a predicted result may hold no more rows and bytes than
@@ -31,7 +31,7 @@ from rlfactory_reward_models.sql.unscorable import unscorable_reason
 from rlfactory_tool_servers.sql.sandbox.catalog import UnknownDatabase
 from rlfactory_tool_servers.sql.sandbox.engine import (
     QueryError, QueryLimits, QueryResult, QueryTimeout, ResultOverLimits)
-from rlfactory_tool_servers.sql.sandbox.fair_pool import Turn
+from rlfactory_tool_servers.sql.sandbox.fair_pool import PythonStopped, SliceSpent, Turn
 from rlfactory_tool_servers.sql.sandbox.statement_check import UnsafeQuery, has_top_level_order_by
 
 if TYPE_CHECKING:
@@ -44,6 +44,8 @@ GOLD_BYTES_PER_ANSWER = 4
 """An answer's gold results on all its databases together hold at most this many times ``max_bytes``."""
 SPIDER_SLACK_BYTES = 1024
 WALL_FACTOR = 4
+FINISH_SHARE, FINISH_MAX_S = 0.05, 0.5
+"""The part of an answer's wall clock its work leaves for handing the reward back (``AnswerCheck.deadline``)."""
 
 
 def parts(match: float, executed: float, given: float) -> dict[str, float]:
@@ -52,12 +54,16 @@ def parts(match: float, executed: float, given: float) -> dict[str, float]:
 
 class AnswerCheck:
     """The check of ``predicted`` (the query, already taken out of the answer) for ``db_id``'s ``gold_sql`` by
-    ``reward``; ``run`` gives its ``Reward``."""
+    ``reward``, ending ``wall_factor`` times the reward's ``timeout_s`` after it was made; ``run`` gives its
+    ``Reward``."""
 
-    def __init__(self, reward: SqlExecutionReward, db_id: str, gold_sql: str, predicted: str) -> None:
+    def __init__(self, reward: SqlExecutionReward, db_id: str, gold_sql: str, predicted: str,
+                 wall_factor: float = 1.0) -> None:
         self.reward, self.db_id, self.gold_sql, self.predicted = reward, db_id, gold_sql, predicted
-        self.started: float | None = None
-        self.wall_s = reward.limits.timeout_s
+        self.arrived = time.monotonic()
+        self.finished: float | None = None  # when its work gave its reward (in its worker thread)
+        self.wall_s = reward.limits.timeout_s * wall_factor
+        self.excused_s = 0.0  # its waits for a thread behind light answers that came first (Client.excused_s)
         self.paused_s = 0.0  # the clock's stops: opening the databases, computing gold results
         self.databases: tuple[Any, ...] | None = None
         self.generated = False
@@ -75,19 +81,28 @@ class AnswerCheck:
     def heavy(self) -> bool:
         return max(len(self.predicted), len(self.gold_sql)) > LIGHT_SQL_CHARS
 
-    def deadline(self, turn: Turn | None) -> float:
-        """The wall-clock deadline, with the clock's stops so far (and the waits the answer's client excuses)."""
-        assert self.started is not None
-        return self.started + self.wall_s + self.paused_s + (turn.client.excused() if turn is not None else 0.0)
+    def deadline(self) -> float:
+        """The wall-clock deadline of the check's work (a ``time.monotonic()`` instant): ``wall_s`` from arrival,
+        waits included, less ``FINISH_SHARE`` of it (at most ``FINISH_MAX_S``) kept for handing the reward back
+        through a busy event loop, with the clock's stops so far (opening the databases, computing gold results,
+        waiting for a thread behind light answers that came first)."""
+        finish = min(FINISH_MAX_S, FINISH_SHARE * self.wall_s)
+        return self.arrived + self.wall_s - finish + self.paused_s + self.excused_s
+
+    @property
+    def stopped_s(self) -> float:
+        """The clock's stops so far: what the check may take beyond ``wall_s``."""
+        return self.paused_s + self.excused_s
 
     def run(self, turn: Turn | None) -> Reward:
         """The reward, going on from where the last turn stopped (``SliceSpent`` passes through)."""
-        if self.started is None:
-            self.started = time.monotonic()
-            self.wall_s = self.reward.limits.timeout_s * (WALL_FACTOR if turn is not None else 1)
+        if turn is not None:
+            self.excused_s = turn.client.excused_s
         with uncharged(turn):
             opened = self._open()
-        return opened or self._golds(turn) or self._parse(turn) or self._predictions(turn)
+        reward = opened or self._golds(turn) or self._parse(turn) or self._predictions(turn)
+        self.finished = time.monotonic()
+        return reward
 
     def _open(self) -> Reward | None:
         if self.databases is not None:
@@ -136,16 +151,24 @@ class AnswerCheck:
         the CPU baton for it)."""
         if self.query is not None:
             return None
-        if turn is not None and turn.checkpoint(self.deadline(turn)) and not turn.spent:
-            return Reward(0.0, parts(0.0, 0.0, 1.0), f"timeout: no turn on the CPU within "
-                          f"{self.reward.limits.timeout_s:g} s")
+        if turn is not None and turn.checkpoint(self.deadline()):
+            if turn.spent:
+                raise SliceSpent()
+            return Reward(0.0, parts(0.0, 0.0, 1.0), f"timeout: no turn on the CPU within {self.wall_s:g} s")
         try:
-            self.query = self.reward.effective(self.predicted)
+            with checking_python(turn, self.deadline()) if self.heavy else contextlib.nullcontext():
+                self.query = self.reward.effective(self.predicted)
         except UnsafeQuery as exc:
             return Reward(0.0, parts(0.0, 0.0, 1.0), f"refused: {exc}", self.info)
-        if time.monotonic() > self.deadline(turn):
+        except PythonStopped:
+            if turn is not None and turn.spent:
+                raise SliceSpent() from None
+            return Reward(0.0, parts(0.0, 0.0, 1.0), f"timeout: the query could not be read within {self.wall_s:g} s"
+                          if turn is None or not turn.over_budget else f"timeout: reading the query used more than "
+                          f"{self.reward.limits.timeout_s:g} s of CPU")
+        if time.monotonic() > self.deadline():
             return Reward(0.0, parts(0.0, 0.0, 1.0), f"timeout: the query could not be read and run within "
-                          f"{self.reward.limits.timeout_s:g} s")
+                          f"{self.wall_s:g} s")
         return None
 
     def _predictions(self, turn: Turn | None) -> Reward:
@@ -159,7 +182,7 @@ class AnswerCheck:
             database, gold = self.golds[self.position]
             limits, bounded_by_gold = self._limits(gold)
             try:
-                predicted = database.execute(self.query, limits, truncate=False, not_after=self.deadline(turn),
+                predicted = database.execute(self.query, limits, truncate=False, not_after=self.deadline(),
                                              turn=turn, checked=True)
             except QueryTimeout as exc:
                 if turn is not None and turn.over_budget:
@@ -203,6 +226,12 @@ class AnswerCheck:
             return QueryLimits(self.wall_s, limits.max_rows, limits.max_bytes), False
         return QueryLimits(self.wall_s, min(limits.max_rows, len(gold.rows)),
                            min(limits.max_bytes, gold.nbytes + SPIDER_SLACK_BYTES)), True
+
+
+def checking_python(turn: Turn | None, until: float) -> contextlib.AbstractContextManager[None]:
+    """``turn.checking_python(until)``: a long query's parse checks in like its queries (rests, waits for the CPU,
+    stops at the deadline); nothing without a turn."""
+    return turn.checking_python(until) if turn is not None else contextlib.nullcontext()
 
 
 def uncharged(turn: Turn | None) -> contextlib.AbstractContextManager[None]:

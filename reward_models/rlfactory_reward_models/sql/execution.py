@@ -4,7 +4,11 @@
 dataset's comparison (``rlfactory_reward_models.sql.compare``: Spider's permuted-column multisets with row order when
 the
 gold query orders its result at the top level, or BIRD's sets of rows), else 0.0 with the reason in ``Reward.reason``;
-``Reward.info["execution"]`` counts the databases compared and the rows of both results on the main file.
+``Reward.info["execution"]`` counts the databases compared and the rows of both results on the main file;
+with ``answer_clock`` set, ``Reward.info["answer_clock"]`` gives the answer's wall clock (``wall_s``), its stops
+(``stopped_s``, see ``answer_check``) and how long its check took from its arrival until its work gave the reward
+(``took_s``, at most their sum; the event loop hands the reward on after that). Off by default: timings differ from
+run to run, and equal episodes keep equal infos.
 
 Strict where a policy could game the official evaluators: the prediction must be exactly one read-only query
 (checked with sqlglot; several statements, writes, ATTACH, PRAGMA score 0), it runs on a read-only connection
@@ -43,9 +47,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
+import dataclasses
 import re
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -53,7 +58,7 @@ from typing import Any, Literal
 import cachetools
 
 from rlfactory_reward_models.base import Reward, RewardInput, RewardModelBase
-from rlfactory_reward_models.sql.answer_check import AnswerCheck, parts
+from rlfactory_reward_models.sql.answer_check import WALL_FACTOR, AnswerCheck, parts
 from rlfactory_reward_models.sql.compare import Comparison
 from rlfactory_reward_models.sql.test_suite import GeneratedSuites, SuiteSettings
 from rlfactory_reward_models.sql.unscorable import Unscorable, check_unscorable
@@ -143,6 +148,7 @@ class SqlExecutionReward(RewardModelBase):
         self._gold_cache: cachetools.LRUCache[tuple[str, str, str], QueryResult] = cachetools.LRUCache(
             gold_cache_bytes, getsizeof=lambda result: result.nbytes + 1024)
         self._lock = threading.Lock()
+        self.answer_clock = False  # Reward.info["answer_clock"] (see the module docstring)
 
     # -- async API -------------------------------------------------------------------------------------------
 
@@ -153,14 +159,20 @@ class SqlExecutionReward(RewardModelBase):
         unanswered = self._unanswered(item.answer)
         if unanswered is not None:
             return unanswered
-        check = AnswerCheck(self, db_id, gold_sql, extract_sql(item.answer))
+        check = AnswerCheck(self, db_id, gold_sql, extract_sql(item.answer), WALL_FACTOR)
         pool = self.catalog.pool
+        client = pool.client(limit=1, slice_s=ANSWER_SLICE_S, cpu_budget_s=self.limits.timeout_s,
+                             excuse_light_waits=True)
         try:
-            client = pool.client(limit=1, slice_s=ANSWER_SLICE_S, cpu_budget_s=self.limits.timeout_s,
-                                 excuse_waits=True)
-            return await pool.run(client, check.run, math.inf, heavy=check.heavy)
+            reward = await pool.run(client, check.run, check.deadline, heavy=check.heavy)
         except QueryError as exc:  # no worker in time
-            return Reward(0.0, parts(0.0, 0.0, 1.0), f"{exc.kind}: {exc}")
+            reward = Reward(0.0, parts(0.0, 0.0, 1.0), f"{exc.kind}: {exc}")
+        if not self.answer_clock:
+            return reward
+        check.excused_s = client.excused_s  # with its last wait for a worker
+        clock = {"wall_s": check.wall_s, "stopped_s": round(check.stopped_s, 3),
+                 "took_s": round((check.finished or time.monotonic()) - check.arrived, 3)}
+        return dataclasses.replace(reward, info={**reward.info, "answer_clock": clock})
 
     async def score_batch(self, items: Sequence[RewardInput]) -> list[Reward]:
         """Every item scored concurrently in the worker threads; aligned with ``items``."""

@@ -219,26 +219,20 @@ def _decode_text(raw: bytes) -> str:
 class _Deadline:
     """The progress handler: asks SQLite to stop once ``monotonic()`` passes ``at``, or when the query's ``turn``
     says so (a light turn past its slice, a turn past its client's CPU budget; a heavy one rests first while light
-    work runs)."""
+    work runs, and waits for its turn on the CPU)."""
 
-    __slots__ = ("at", "turn", "excused_from")
+    __slots__ = ("at", "turn")
 
     def __init__(self) -> None:
         self.at = math.inf
         self.turn: Turn | None = None
-        self.excused_from = 0.0
-
-    def until(self) -> float:
-        """``at``, moved on by the waits the turn's client excuses since the query started."""
-        turn = self.turn  # the watchdog's thread reads it while the query's thread may clear it
-        return self.at if turn is None else self.at + turn.client.excused() - self.excused_from
 
     def __call__(self) -> int:
-        until = self.until()
-        if time.monotonic() > until:
+        at = self.at
+        if time.monotonic() > at:
             return 1
         turn = self.turn
-        return 1 if turn is not None and turn.checkpoint(until) else 0
+        return 1 if turn is not None and turn.checkpoint(at) else 0
 
 
 class _Watchdog:
@@ -274,7 +268,7 @@ class _Watchdog:
                 if not self._watched:
                     self._wake.clear()
                 for conn, deadline in self._watched.values():
-                    if now > deadline.until() + INTERRUPT_GRACE_S:
+                    if now > deadline.at + INTERRUPT_GRACE_S:
                         conn.interrupt()
 
 
@@ -414,7 +408,6 @@ class ReadOnlyDatabase:
         entry = self._acquire()
         conn, deadline = entry
         deadline.at = at
-        deadline.excused_from = turn.client.excused() if turn is not None else 0.0
         deadline.turn = turn
         _watchdog.watch(conn, deadline)
         cursor = None
@@ -464,9 +457,8 @@ class ReadOnlyDatabase:
         columns = tuple(d[0] for d in cursor.description or ())
         rows: list[tuple[Any, ...]] = []
         size, over = 0, False
-        turn, max_rows, max_bytes = deadline.turn, limits.max_rows, limits.max_bytes
+        turn, max_rows, max_bytes, until = deadline.turn, limits.max_rows, limits.max_bytes, deadline.at
         for row in cursor:  # one row at a time: a chunk of rows of 16 MB values would be gigabytes
-            until = deadline.until()
             if turn is not None and turn.checkpoint(until):  # making Python values is no SQLite step
                 if turn.spent:
                     raise SliceSpent()

@@ -12,10 +12,19 @@ others waiting, whatever its queries do.
   the engine), the client becomes heavy for good, and the unit waits again, as heavy: ``work`` runs again with a
   heavy turn and goes on from the progress it keeps itself.
 - Heavy work yields the CPU: a heavy turn runs only while it holds the process's ``HEAVY_BATON`` (one runner at a
-  time per 8 cores, ``HEAVY_RUNNERS``), hands it to the next heavy turn every ``HEAVY_QUANTUM_S``, and while light
-  work runs anywhere in the process (``LIGHT``) rests ``REST_S`` after each quantum. Its queries check in
-  (``Turn.checkpoint``) from SQLite's progress handler and between the rows they fetch. So hostile queries share at
-  most one core among themselves, a fifth of it while honest ones run, and the event loops keep the rest.
+  time per 8 cores, ``HEAVY_RUNNERS``), and while light work runs anywhere in the process (``LIGHT``) rests
+  ``REST_S`` after each ``HEAVY_QUANTUM_S``. Its queries check in (``Turn.checkpoint``) from SQLite's progress
+  handler and between the rows they fetch. So hostile queries share at most one core among themselves, a fifth of
+  it while honest ones run, and the event loops keep the rest.
+- Heavy work takes turns by least CPU used: the baton goes to the waiting turn whose client has used the least
+  CPU, and its holder hands it over after a quantum when a waiter's client has used less than its own. A heavy
+  unit waiting for a heavy thread while all are taken pre-empts a heavy turn that waits for the baton and whose
+  client has used more than ``PREEMPT_RATIO`` times its CPU: that turn stops (``SliceSpent``) and its work goes
+  on in a later turn. So a client with a real slow query (a second of CPU) is not held up by hostile ones that
+  have used five, and deadlines, waits included, end hostile work.
+- A client may excuse its units' waits for a thread behind light units that came before them
+  (``Client.excuse_light_waits``: the reward's answers, so a batch's own size never times one out); waits behind
+  heavy work always count.
 """
 
 from __future__ import annotations
@@ -24,17 +33,18 @@ import asyncio
 import contextlib
 import itertools
 import math
-import os
+import sys
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from rlfactory_tool_servers.sql.sandbox.cpu_share import HEAVY_BATON, LIGHT, BatonWait, wait_s
 from rlfactory_tool_servers.sql.sandbox.query_errors import QueryTimeout
 
-__all__ = ["HEAVY_BATON", "LIGHT", "Client", "FairPool", "SliceSpent", "Turn", "started_pool"]
+__all__ = ["HEAVY_BATON", "LIGHT", "Client", "FairPool", "PythonStopped", "SliceSpent", "Turn", "started_pool"]
 
 T = TypeVar("T")
 LIGHT_SLICE_S = 0.02
@@ -45,123 +55,66 @@ HEAVY_QUANTUM_S = 0.01
 REST_S = 0.04
 """How long the baton rests after a quantum while light work runs: heavy work then takes at most a fifth of one
 core, and still moves on (an honest slow answer is slowed, not starved)."""
+PREEMPT_RATIO = 2.0
+"""A heavy turn waiting for the baton gives its thread to a heavy unit whose client used less than its CPU over
+this: its query starts again in a later turn, so pre-emption among near equals would be work thrown away (at most
+half of what the pre-empted client used)."""
+PYTHON_CALLS_PER_CHECK = 2000
+"""Function calls between two check-ins of pure Python work (``Turn.checking_python``): about a millisecond."""
 MAX_CLIENTS = 16_384
 """Named clients remembered (their CPU so far, whether heavy); the least recently used idle one is forgotten."""
 POOL_START_TIMEOUT_S = 10.0
 
 
+class PythonStopped(BaseException):
+    """Python work under ``Turn.checking_python`` was stopped at a check-in (a ``BaseException``, so no ``except
+    Exception`` in the library it runs swallows it); ``Turn.spent``/``over_budget`` say why, else its deadline."""
+
+
 class SliceSpent(Exception):
-    """A light turn used its CPU slice: its work goes on as heavy (raised from a query; not a query error)."""
-
-
-def _wait_s(timeout: float) -> float | None:
-    """A timeout for waits: none for an endless one, never negative."""
-    return None if timeout == math.inf else max(timeout, 0.0)
-
-
-class _LightWork:
-    """How many light turns run in the process now; ``wait_idle`` returns when none does."""
-
-    def __init__(self) -> None:
-        self.running = 0
-        self._lock = threading.Lock()
-        self._idle = threading.Event()
-        self._idle.set()
-
-    def enter(self) -> None:
-        with self._lock:
-            self.running += 1
-            self._idle.clear()
-
-    def leave(self) -> None:
-        with self._lock:
-            self.running -= 1
-            if not self.running:
-                self._idle.set()
-
-    def wait_idle(self, timeout: float) -> None:
-        self._idle.wait(_wait_s(timeout))
-
-
-class _Baton:
-    """A lock handed over in arrival order (a releasing thread never takes it back before those waiting)."""
-
-    def __init__(self, holders: int) -> None:
-        self.free = holders
-        self._lock = threading.Lock()
-        self._queue: deque[threading.Event] = deque()
-
-    def acquire(self, timeout: float) -> bool:
-        with self._lock:
-            if self.free and not self._queue:
-                self.free -= 1
-                return True
-            handed = threading.Event()
-            self._queue.append(handed)
-        if handed.wait(_wait_s(timeout)):
-            return True
-        with self._lock:
-            if handed.is_set():
-                return True
-            self._queue.remove(handed)
-            return False
-
-    def release(self) -> None:
-        with self._lock:
-            if self._queue:
-                self._queue.popleft().set()
-            else:
-                self.free += 1
-
-    @property
-    def contended(self) -> bool:
-        return bool(self._queue)
-
-
-LIGHT = _LightWork()
-HEAVY_RUNNERS = max(1, (os.cpu_count() or 1) // 8)
-HEAVY_BATON = _Baton(HEAVY_RUNNERS)
+    """A turn ended before its work did (a light turn used its CPU slice, or a heavy one was pre-empted): the work
+    goes on as heavy in a later turn (raised from a query; not a query error)."""
 
 
 class Client:
     """Whose work a unit is: an episode of the tools, an answer of the reward. ``limit``: its units at once;
-    ``slice_s``: the CPU of one light turn; ``cpu_budget_s``: the CPU all its units may use (``None``: no budget);
-    ``excuse_waits``: its deadlines move on by the time it waits for a worker, or in a heavy turn for the baton or
-    while resting for light work (``waited_s``), so others' load never times it out (its CPU budget bounds it)."""
+    ``slice_s``: the CPU of one light turn; ``cpu_budget_s``: the CPU all its units may use (``None``: no budget).
+    ``cpu_s``: the CPU its finished turns used (its rank among heavy clients: the least goes first).
+    ``excuse_light_waits``: its units' admission deadlines move on by the time they wait for a thread behind light
+    units that came before them (a batch's own load, never heavy work), summed in ``excused_s``."""
 
-    __slots__ = ("key", "limit", "slice_s", "cpu_budget_s", "excuse_waits", "running", "waiting", "cpu_s",
-                 "waited_s", "heavy")
+    __slots__ = ("key", "limit", "slice_s", "cpu_budget_s", "excuse_light_waits", "running", "waiting", "cpu_s",
+                 "excused_s", "heavy")
 
     def __init__(self, key: Hashable, limit: int, slice_s: float = LIGHT_SLICE_S,
-                 cpu_budget_s: float | None = None, excuse_waits: bool = False) -> None:
-        self.key, self.limit, self.slice_s = key, limit, slice_s
-        self.cpu_budget_s, self.excuse_waits = cpu_budget_s, excuse_waits
+                 cpu_budget_s: float | None = None, excuse_light_waits: bool = False) -> None:
+        self.key, self.limit, self.slice_s, self.cpu_budget_s = key, limit, slice_s, cpu_budget_s
+        self.excuse_light_waits = excuse_light_waits
         self.running = self.waiting = 0
-        self.cpu_s = self.waited_s = 0.0
+        self.cpu_s = self.excused_s = 0.0
         self.heavy = False
-
-    def excused(self) -> float:
-        """Seconds its deadlines have moved on by (see ``excuse_waits``)."""
-        return self.waited_s if self.excuse_waits else 0.0
 
 
 class Turn:
     """One admitted run of a unit in a worker thread: its queries call ``checkpoint`` to know whether to stop."""
 
-    __slots__ = ("client", "heavy", "spent", "over_budget", "uncharged_s", "_slice_until", "_budget_until",
-                 "_holding")
+    __slots__ = ("client", "heavy", "on_baton_wait", "seq", "spent", "over_budget", "preempted", "uncharged_s",
+                 "baton_wait", "_started", "_slice_until", "_budget_until", "_holding")
 
-    def __init__(self, client: Client, heavy: bool) -> None:
-        self.client, self.heavy = client, heavy
-        self.spent = self.over_budget = False
+    def __init__(self, client: Client, heavy: bool, on_baton_wait: Callable[[], None] = lambda: None,
+                 seq: int = 0) -> None:
+        self.client, self.heavy, self.on_baton_wait, self.seq = client, heavy, on_baton_wait, seq
+        self.spent = self.over_budget = self.preempted = False
+        self.baton_wait: BatonWait | None = None  # while it waits for the baton
         self.uncharged_s = 0.0
+        self._started = 0.0  # the thread's CPU instant when the turn began
         self._slice_until = self._budget_until = math.inf  # thread CPU instants
         self._holding = 0.0  # since when a heavy turn holds the baton (0: it does not)
 
     def begin(self) -> None:
         """Start in the worker thread: a light turn counts as light work from now (a heavy one takes the baton at
         its first ``checkpoint``)."""
-        now = time.thread_time()
+        now = self._started = time.thread_time()
         if self.client.cpu_budget_s is not None:
             self._budget_until = now + self.client.cpu_budget_s - self.client.cpu_s
         if not self.heavy:
@@ -174,6 +127,10 @@ class Turn:
         elif self._holding:
             self._holding = 0.0
             HEAVY_BATON.release()
+
+    def used_s(self, cpu: float) -> float:
+        """The CPU this turn has charged by the thread CPU instant ``cpu``."""
+        return cpu - self._started - self.uncharged_s
 
     @contextlib.contextmanager
     def uncharged(self) -> Iterator[None]:
@@ -188,12 +145,32 @@ class Turn:
             self.uncharged_s += used
             self._slice_until, self._budget_until = slice_until + used, budget_until + used
 
+    @contextlib.contextmanager
+    def checking_python(self, until: float) -> Iterator[None]:
+        """A block of pure Python (a long query's parse, which no SQLite handler sees) that checks in like a query:
+        every ``PYTHON_CALLS_PER_CHECK`` function calls (a trace function of this thread), so it rests while light
+        work runs, waits for the baton and stops at ``until`` (``PythonStopped``)."""
+        calls = itertools.count(1)
+
+        def trace(frame: Any, event: str, arg: Any) -> None:
+            if next(calls) % PYTHON_CALLS_PER_CHECK == 0 and self.checkpoint(until):
+                raise PythonStopped()
+
+        previous = sys.gettrace()
+        sys.settrace(trace)
+        try:
+            yield
+        finally:
+            sys.settrace(previous)
+
     def checkpoint(self, until: float) -> bool:
         """Whether the work must stop now: past the client's CPU budget (``over_budget``), a light turn past its
-        slice (``spent``), a heavy one past ``until`` (its query's deadline, a ``time.monotonic()`` instant). A
-        heavy turn runs only holding the baton: it takes it here; after each quantum it rests while light work runs
-        (still holding it, so no other heavy turn runs instead), then hands it over when others wait. A client that
-        excuses waits (``Client.excuse_waits``) waits here as long as it takes (the baton goes round in order)."""
+        slice (``spent``), a heavy one past ``until`` (its deadline, a ``time.monotonic()`` instant, waits
+        included). A heavy turn runs only holding the baton: it takes it here, waiting until ``until`` at most
+        behind heavy turns of clients that used less CPU; after each quantum it rests while light work runs (still
+        holding it, so no other heavy turn runs instead), then hands it over when a waiter's client used less. A
+        turn waiting for the baton whose thread the pool needs for a client that used less stops (``spent``: its
+        work goes on in a later turn)."""
         cpu = time.thread_time()
         if cpu > self._budget_until:
             self.over_budget = True
@@ -201,30 +178,40 @@ class Turn:
         if not self.heavy:
             self.spent = cpu > self._slice_until
             return self.spent
-        started = time.monotonic()
-        limit = math.inf if self.client.excuse_waits else until - started  # how long it may wait here
-        if self._holding and started - self._holding > HEAVY_QUANTUM_S:
+        rank = self.client.cpu_s + self.used_s(cpu)
+        if self._holding and time.monotonic() - self._holding > HEAVY_QUANTUM_S:
             if LIGHT.running:
-                LIGHT.wait_idle(min(REST_S, limit))
-            if HEAVY_BATON.contended:
-                self._holding = 0.0
+                LIGHT.wait_idle(min(REST_S, until - time.monotonic()))
+            self._holding = 0.0 if HEAVY_BATON.outranked(rank) else time.monotonic()
+            if not self._holding:
                 HEAVY_BATON.release()
-            else:
-                self._holding = time.monotonic()
-        taken = bool(self._holding) or HEAVY_BATON.acquire(limit - (time.monotonic() - started))
-        now = time.monotonic()
-        self._holding = self._holding or (now if taken else 0.0)
-        self.client.waited_s += now - started
-        return not taken or now > until + (now - started if self.client.excuse_waits else 0.0)
+        if not self._holding:
+            wait = BatonWait(rank)
+            if not HEAVY_BATON.take(wait):
+                self.baton_wait = wait
+                self.on_baton_wait()
+                HEAVY_BATON.wait(wait, until - time.monotonic())
+                self.baton_wait = None
+            self._holding = time.monotonic() if wait.state == "handed" else 0.0
+            self.spent = wait.state == "withdrawn"
+        return not self._holding or time.monotonic() > until
 
 
 class _Waiter:
-    __slots__ = ("seq", "client", "loop", "future", "turn")
+    """A unit waiting for a thread; ``clear_at``: when no light unit that came before it was waiting or running."""
+
+    __slots__ = ("seq", "client", "loop", "future", "turn", "enqueued", "clear_at")
 
     def __init__(self, seq: int, client: Client, loop: asyncio.AbstractEventLoop) -> None:
         self.seq, self.client, self.loop = seq, client, loop
         self.future: asyncio.Future[None] = loop.create_future()
         self.turn: Turn | None = None
+        self.enqueued = time.monotonic()
+        self.clear_at: float | None = None
+
+    def excused_s(self) -> float:
+        """How long it has waited behind light units that came before it (the load of work like its own)."""
+        return (self.clear_at or time.monotonic()) - self.enqueued
 
 
 class FairPool:
@@ -242,14 +229,17 @@ class FairPool:
         self._waiting: list[_Waiter] = []
         self._order = itertools.count()
         self._clients: OrderedDict[Hashable, Client] = OrderedDict()
+        self._heavy_turns: set[Turn] = set()
+        self._light_running: set[int] = set()  # the arrival numbers of the light units running
+        self._preempting = 0  # heavy turns withdrawn from the baton's queue that have not left yet
         self._executor: ThreadPoolExecutor | None = None
 
     def client(self, key: Hashable | None = None, limit: int = 2, *, slice_s: float = LIGHT_SLICE_S,
-               cpu_budget_s: float | None = None, excuse_waits: bool = False) -> Client:
+               cpu_budget_s: float | None = None, excuse_light_waits: bool = False) -> Client:
         """The client named ``key`` (remembered, so its CPU and heaviness carry from unit to unit), or a client of
         its own when ``key`` is ``None`` (see ``Client`` for the others)."""
         if key is None:
-            return Client(object(), limit, slice_s, cpu_budget_s, excuse_waits)
+            return Client(object(), limit, slice_s, cpu_budget_s, excuse_light_waits)
         with self._lock:
             found = self._clients.get(key)
             if found is None:
@@ -265,51 +255,60 @@ class FairPool:
                 return
             del self._clients[key]
 
-    async def run(self, client: Client, work: Callable[[Turn], T], not_after: float, *, heavy: bool = False) -> T:
+    async def run(self, client: Client, work: Callable[[Turn], T], not_after: float | Callable[[], float], *,
+                  heavy: bool = False) -> T:
         """``work(turn)`` in a worker thread once admitted; again as heavy when a light turn raises
-        ``SliceSpent``. ``QueryTimeout`` when no thread came by ``not_after`` (a ``time.monotonic()`` instant;
-        ``math.inf``: wait as long as it takes)."""
+        ``SliceSpent``. ``QueryTimeout`` when no thread came by ``not_after`` (a ``time.monotonic()`` instant,
+        ``math.inf`` to wait as long as it takes, or a function giving it, asked before every admission: a
+        deadline the work itself moves on)."""
         client.heavy = client.heavy or heavy
         while True:
-            waiting = time.monotonic()
-            turn = await self._admitted(client, not_after)
-            client.waited_s += time.monotonic() - waiting
+            turn = await self._admitted(client, not_after() if callable(not_after) else not_after)
             try:
                 return await asyncio.wrap_future(self._pool().submit(self._in_thread, turn, work))
             except SliceSpent:
                 client.heavy = True
 
     def _in_thread(self, turn: Turn, work: Callable[[Turn], T]) -> T:
-        started = time.thread_time()
+        turn.begin()
         try:
-            turn.begin()
-            try:
-                return work(turn)
-            finally:
-                turn.end()
+            return work(turn)
         finally:
-            self._leave(turn, time.thread_time() - started - turn.uncharged_s)
+            turn.end()
+            self._leave(turn, turn.used_s(time.thread_time()))
 
     async def _admitted(self, client: Client, not_after: float) -> Turn:
+        """The unit's turn once a thread is free for it; ``QueryTimeout`` past ``not_after`` (moved on by its
+        waits behind light units that came first when the client excuses them)."""
         waiter = _Waiter(next(self._order), client, asyncio.get_running_loop())
         with self._lock:
             client.waiting += 1
             self._waiting.append(waiter)
             self._admit()
         try:
-            await asyncio.wait_for(asyncio.shield(waiter.future), _wait_s(not_after - time.monotonic()))
+            while not waiter.future.done():
+                left = not_after + (waiter.excused_s() if client.excuse_light_waits else 0.0) - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(waiter.future), wait_s(left))
         except BaseException as exc:
             with self._lock:
                 if waiter.turn is None:
                     self._waiting.remove(waiter)
                     client.waiting -= 1
+                    self._clear_behind_light()
             if waiter.turn is not None:  # admitted as the wait ended: give the thread back unused
                 self._leave(waiter.turn, 0.0)
+            if client.excuse_light_waits:
+                client.excused_s += waiter.excused_s()
             if isinstance(exc, TimeoutError):
                 raise QueryTimeout("the query waited past its deadline for a worker (other queries of this "
                                      "client or of others held them) and was not run") from None
             raise
         assert waiter.turn is not None
+        if client.excuse_light_waits:
+            client.excused_s += waiter.excused_s()
         return waiter.turn
 
     def _admit(self) -> None:
@@ -318,7 +317,7 @@ class FairPool:
             eligible = [w for w in self._waiting if w.client.running < w.client.limit
                         and (not w.client.heavy or self.heavy_busy < self.heavy_threads)]
             if not eligible:
-                return
+                break
             chosen = min(eligible, key=lambda w: (w.client.heavy, w.client.cpu_s, w.seq))
             self._waiting.remove(chosen)
             client = chosen.client
@@ -326,11 +325,51 @@ class FairPool:
             client.running += 1
             self.busy += 1
             self.heavy_busy += client.heavy
-            chosen.turn = Turn(client, client.heavy)
+            chosen.turn = Turn(client, client.heavy, self._preempt_now, chosen.seq)
+            if client.heavy:
+                self._heavy_turns.add(chosen.turn)
+            else:
+                self._light_running.add(chosen.seq)
             chosen.loop.call_soon_threadsafe(_wake, chosen)
+        self._clear_behind_light()
+        self._preempt()
+
+    def _clear_behind_light(self) -> None:
+        """Note when each waiting unit stopped waiting behind light units that came before it: running, or waiting
+        and not held back by their own client's limit (lock held)."""
+        waiting = (w.seq for w in self._waiting if not w.client.heavy and w.client.running < w.client.limit)
+        oldest_light = min(min(waiting, default=math.inf), min(self._light_running, default=math.inf))
+        now = time.monotonic()
+        for waiter in self._waiting:
+            if waiter.clear_at is None and waiter.seq <= oldest_light:
+                waiter.clear_at = now
+
+    def _preempt_now(self) -> None:
+        """``_preempt``, from a heavy turn that starts waiting for the baton (it may be the one to give way)."""
+        with self._lock:
+            self._preempt()
+
+    def _preempt(self) -> None:
+        """For each heavy unit waiting for a heavy thread, a running heavy turn that waits for the baton and whose
+        client used more than ``PREEMPT_RATIO`` times its CPU gives its thread back (the most CPU first; called with
+        the lock held)."""
+        if self.heavy_busy < self.heavy_threads:
+            return
+        blocked = sorted(w.client.cpu_s for w in self._waiting if w.client.heavy and w.client.running < w.client.limit)
+        waits = ((turn, turn.baton_wait) for turn in self._heavy_turns if not turn.preempted)
+        victims = sorted(((wait, turn) for turn, wait in waits if wait is not None), reverse=True)
+        for rank, (wait, victim) in zip(blocked[self._preempting:], victims):
+            if wait.rank <= PREEMPT_RATIO * rank:
+                return
+            if HEAVY_BATON.withdraw(wait):
+                victim.preempted = True
+                self._preempting += 1
 
     def _leave(self, turn: Turn, cpu_s: float) -> None:
         with self._lock:
+            self._heavy_turns.discard(turn)
+            self._light_running.discard(turn.seq)
+            self._preempting -= turn.preempted
             turn.client.running -= 1
             turn.client.cpu_s += cpu_s
             self.busy -= 1
