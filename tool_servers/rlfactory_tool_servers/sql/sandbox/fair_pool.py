@@ -149,7 +149,8 @@ class Turn:
     def checking_python(self, until: float) -> Iterator[None]:
         """A block of pure Python (a long query's parse, which no SQLite handler sees) that checks in like a query:
         every ``PYTHON_CALLS_PER_CHECK`` function calls (a trace function of this thread), so it rests while light
-        work runs, waits for the baton and stops at ``until`` (``PythonStopped``)."""
+        work runs, waits for the baton and stops at ``until`` (``PythonStopped``). Compiled code (sqlglotc's
+        parser) calls no trace function: there the query's length cap bounds the block."""
         calls = itertools.count(1)
 
         def trace(frame: Any, event: str, arg: Any) -> None:
