@@ -81,7 +81,9 @@ async def test_honest_answers_go_first_beside_more_hostile_answers_than_threads(
             started = time.monotonic()
             assert (await reward.score(RewardInput(Task(COUNT_BOOKS), COUNT_BOOKS))).value == 1.0
             took.append(time.monotonic() - started)
-        assert max(took) < 1.0, took  # first come, first served: behind 12 answers running to their deadline
+        # at most a light slice (0.2 s of CPU) of the hostile answers holding the 4 threads, on 2 cores, loaded;
+        # first come, first served, it waited behind 12 answers running to their 8 s wall clock
+        assert max(took) < 2.0, took
         assert all(scored.value == 0.0 for scored in await asyncio.gather(*hostile))
     finally:
         reward.close()
