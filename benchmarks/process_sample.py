@@ -49,9 +49,10 @@ def pool_threads() -> int:
     return sum(thread.is_alive() for thread in list(workers))
 
 
-def thread_pools() -> tuple[int, int]:
-    """Thread pools not shut down, and their ceiling: the sum of their ``max_workers``."""
-    pools = [o for o in gc.get_objects()
+def thread_pools(objects: list[object]) -> tuple[int, int]:
+    """Thread pools among ``objects`` (the collector's) not shut down, and their ceiling: the sum of their
+    ``max_workers``."""
+    pools = [o for o in objects
              if isinstance(o, concurrent.futures.ThreadPoolExecutor) and not getattr(o, "_shutdown", False)]
     return len(pools), sum(getattr(pool, "_max_workers", 0) for pool in pools)
 
@@ -99,8 +100,9 @@ def sample_process() -> dict[str, int]:
     gc.collect()
     children = child_pids()
     file_fds, other_fds = open_fds()
-    workers, (pools, ceiling) = pool_threads(), thread_pools()
+    tracked = gc.get_objects()
+    workers, (pools, ceiling) = pool_threads(), thread_pools(tracked)
     return {"rss_bytes": rss_bytes(), "fds": file_fds + other_fds, "file_fds": file_fds, "other_fds": other_fds,
             "threads": threading.active_count() - workers, "os_threads": os_threads() - workers,
             "thread_pools": pools, "pool_threads": workers, "pool_ceiling": ceiling, "children": len(children),
-            "children_rss_bytes": sum(rss_bytes(pid) for pid in children), "gc_objects": len(gc.get_objects())}
+            "children_rss_bytes": sum(rss_bytes(pid) for pid in children), "gc_objects": len(tracked)}
