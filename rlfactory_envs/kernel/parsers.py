@@ -117,11 +117,11 @@ class HermesToolCallParser(ToolCallReading):
             blocks = blocks[: self.max_tool_calls]
         calls = [self._read_block(block, position, errors) for position, block in enumerate(blocks)]
         if all(calls):  # a ToolCall is always true
-            return ParsedAction(calls, None, errors)  # type: ignore[arg-type]
+            return ParsedAction(tool_calls=calls, errors=errors)  # type: ignore[arg-type]
         if any(calls):
             errors.append(f"None of the {len(calls)} tool calls of the response was run: a tool-call parser "
                           "(vLLM's hermes) rejects every call of a response when one cannot be read.")
-        return ParsedAction([], None, errors)
+        return ParsedAction(errors=errors)
 
     def _read_block(self, block: str, position: int, errors: list[str]) -> ToolCall | None:
         """The call of one block; a sentence in ``errors`` when it cannot be read, or was read only after repair."""
