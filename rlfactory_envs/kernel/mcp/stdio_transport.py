@@ -159,7 +159,7 @@ class StdioWire:
         try:
             while chunk := await stdout.read(READ_CHUNK_BYTES):
                 for line in self._lines.feed(chunk):
-                    if line.strip() and not calls.take(line):
+                    if line and not line.isspace() and not calls.take(line):
                         await self._to_session_or_claimed(session_item(line))
         except (OSError, ValueError):  # the pipe broke (ValueError: closed under the read)
             pass
@@ -195,23 +195,25 @@ class StdioWire:
         return because + ("; last lines of its stderr: " + " | ".join(lines[-3:]) if lines else "")
 
     async def _stop(self, tasks: list[asyncio.Task[None]]) -> None:
-        """Stop the server as the SDK does, then the tasks and the pipes."""
-        self._session_writes.close()
-        self._from_session.close()
+        """Stop the server as the SDK does, then the tasks and the pipes. Its stdout is read on meanwhile (and
+        dropped: the session is gone), so a server still writing can exit."""
+        for stream in (self._session_reads, self._session_writes, self._from_session):
+            stream.close()
         self._stdin.close()
         await self._stop_process()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        self._session_reads.close()
         self._stdout_transport.close()  # a descendant may still hold the pipe: close ours anyway
 
     async def _stop_process(self) -> None:
         """Wait ``STOP_WAIT_S`` for the server to exit, then terminate its process group, then kill it."""
         process = self.process
         assert process is not None
-        if process.stdin is not None and self._stdin is None:
-            process.stdin.close()
+        if self._stdin is None:  # the pipes never reached the loop
+            for pipe in (process.stdin, process.stdout):
+                if pipe is not None:
+                    pipe.close()
         if await _gone(process, STOP_WAIT_S):
             return
         for stop in (signal.SIGTERM, signal.SIGKILL):
