@@ -12,6 +12,7 @@ import pytest
 
 from rlfactory_envs.kernel.mcp.config import StdioServerEntry
 from rlfactory_envs.kernel.mcp.errors import TransportError
+from rlfactory_envs.kernel.mcp.loop_thread import LoopThread
 from rlfactory_envs.kernel.mcp.stdio_connect import command_problem
 from rlfactory_envs.kernel.mcp.toolbox import Toolbox
 from rlfactory_envs.kernel.tool_call import ToolCall
@@ -40,6 +41,7 @@ def open_fds() -> int:
 def nothing_left_behind():
     """After the test, no child process runs, no thread remains that did not exist before, and no more file
     descriptors are open than before."""
+    LoopThread().stop()  # uvloop opens its process-wide descriptors (a signal pipe) with the first loop
     threads, children, fds = set(threading.enumerate()), child_pids(), open_fds()
     yield
     deadline = time.monotonic() + 10  # threads that wait for a reaped process or an idle executor end on their own

@@ -127,6 +127,7 @@ def test_a_crash_in_the_middle_of_a_batch_gives_each_call_an_error_or_its_answer
         assert_aligned(results, sent)
         crashed = results[8]
         assert is_unavailable(crashed, 2) and "closed the connection" in crashed.text  # each attempt crashed it
+        assert "Connection closed: the process exited with code 7" in crashed.text, crashed.text
         for result in results[:8]:
             assert result.text == "slow: 300 ms" or is_unavailable(result, 2), result.text
         for result in results[9:]:

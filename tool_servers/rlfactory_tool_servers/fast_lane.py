@@ -19,7 +19,6 @@ is set and no cache hint applies. Every other line, and any line it cannot read,
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -178,10 +177,13 @@ class FastLane:
             task.cancel()
 
 
+_decode = msgspec.json.Decoder().decode
+
+
 def _object(line: str) -> dict[str, Any] | None:
     try:
-        message = json.loads(line)
-    except ValueError:
+        message = _decode(line)
+    except msgspec.DecodeError:  # not JSON, or JSON msgspec does not read (NaN, a lone surrogate): the SDK's line
         return None
     return message if isinstance(message, dict) else None
 
