@@ -73,10 +73,11 @@ def find_variants(db_id: str, main: str | os.PathLike[str], db_dir: str | os.Pat
 
 class DatabaseCatalog:
     """Read-only databases by ``db_id`` (each opened on first use, with its own connection pool) and a fair pool of
-    ``threads`` worker threads to run queries in (``pool``), so an event loop is never blocked by SQLite."""
+    ``threads`` worker threads to run queries in (``pool``), so an event loop is never blocked by SQLite; heavy
+    queries hold at most ``heavy_threads`` of them (default: the pool's, three quarters)."""
 
     def __init__(self, databases: str | os.PathLike[str] | Mapping[str, str | os.PathLike[str]], *,
-                 threads: int = 8, pool_size: int | None = None):
+                 threads: int = 8, pool_size: int | None = None, heavy_threads: int | None = None):
         if isinstance(databases, Mapping):
             self.paths = {str(db_id): Path(path) for db_id, path in databases.items()}
             self.db_dir: Path | None = None
@@ -90,7 +91,7 @@ class DatabaseCatalog:
         self._open: dict[str, ReadOnlyDatabase] = {}
         self._variants: dict[str, tuple[ReadOnlyDatabase, ...]] = {}
         self._lock = threading.Lock()
-        self.pool = FairPool(threads)
+        self.pool = FairPool(threads, reserve=None if heavy_threads is None else threads - heavy_threads)
 
     @property
     def ids(self) -> list[str]:
