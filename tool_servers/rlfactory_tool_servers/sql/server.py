@@ -14,9 +14,10 @@ stops in time and the event loop keeps answering other calls. Keep ``--timeout-s
 
 Fairness (``sandbox.fair_pool``, see ``tools``): at most ``--per-session`` (2) queries at once per caller (the episode
 the request's ``_meta`` names, else the connection), light callers first, and a query that outgrows a light slice of
-CPU goes on as heavy: after every light query, on at most ``--heavy-threads`` of the threads, one heavy query on
-the CPU at a time, standing aside while light ones run. The deadline counts from the call's arrival, so time spent
-waiting is part of it. A row is bounded in bytes before it is built (``engine.MAX_ROW_BYTES``); a result in bytes as
+CPU goes on as heavy: after every light query, on ``--heavy-threads`` threads of its own (light queries always
+have all of ``--threads``: when heavy ones held three quarters of them, 64 honest queries beside 32 hostile
+episodes queued for the 8 left), one heavy query on the CPU at a time, standing aside while light ones run. The
+deadline counts from the call's arrival, so time spent waiting is part of it. A row is bounded in bytes before it is built (``engine.MAX_ROW_BYTES``); a result in bytes as
 Python holds it.
 """
 
@@ -29,18 +30,12 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 
 from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog
-from rlfactory_tool_servers.sql.sandbox.cpu_share import HEAVY_RUNNERS
 from rlfactory_tool_servers.sql.tools import SqlLimits, SqlTools
 from rlfactory_tool_servers.toolset import publish_toolsets
 
 __all__ = ["SqlLimits", "SqlTools", "build_server", "create_server", "describe_data", "options_parser"]
 
 PROG = "python -m rlfactory_tool_servers.sql"
-HEAVY_THREADS_PER_RUNNER = 4
-"""Threads heavy queries may hold per heavy query on the CPU (``HEAVY_RUNNERS``), by default: the others wait
-their turn holding their query's progress. More would only idle at the baton, taking threads from light queries:
-with three quarters of 32 threads held so, 64 honest queries beside 32 hostile episodes waited 48 ms for a thread
-at the median and 0.22 s in their slowest 2% (6 ms and 0.06 s with 4)."""
 
 
 def create_server(tools: SqlTools) -> MCPServer:
@@ -59,12 +54,11 @@ def options_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser.add_argument("--max-chars", type=int, default=4000, help="characters shown per result (default 4000)")
     parser.add_argument("--sample-rows", type=int, default=3, help="sample rows in describe_table (default 3)")
     parser.add_argument("--threads", type=int, default=32,
-                        help="worker threads running queries (default 32; a quarter of them only ever run light "
-                             "queries, so an honest query finds a free one whatever the others do)")
+                        help="worker threads running queries (default 32), every one free for light queries, so an "
+                             "honest query finds one whatever the heavy ones do (they have --heavy-threads more)")
     parser.add_argument("--heavy-threads", type=int,
-                        help=f"threads heavy queries (past a light slice of CPU) may hold at once (default "
-                             f"{HEAVY_THREADS_PER_RUNNER} per heavy query on the CPU, {HEAVY_RUNNERS} here, at most three "
-                             "quarters of --threads); one runs at a time, the others wait holding their progress")
+                        help="threads, beyond --threads, that heavy queries (past a light slice of CPU) may hold "
+                             "(default three quarters of --threads); light queries always have all of --threads")
     parser.add_argument("--per-session", type=int, default=2,
                         help="queries of one session running at once; more wait (default 2)")
     return parser
@@ -79,8 +73,8 @@ def parse_options(argv: Sequence[str], prog: str = PROG) -> argparse.Namespace:
     for name in ("max_rows", "max_chars", "threads", "per_session"):
         if getattr(options, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
-    if options.heavy_threads is not None and not 1 <= options.heavy_threads <= options.threads:
-        parser.error("--heavy-threads must be between 1 and --threads")
+    if options.heavy_threads is not None and options.heavy_threads < 1:
+        parser.error("--heavy-threads must be at least 1")
     if options.sample_rows < 0:
         parser.error("--sample-rows must not be negative")
     if not options.db_dir.is_dir():
@@ -94,11 +88,8 @@ def describe_data(options: argparse.Namespace) -> str:
 
 
 def heavy_threads(options: argparse.Namespace) -> int:
-    """``--heavy-threads``, or its default: ``HEAVY_THREADS_PER_RUNNER`` per heavy runner, at most three quarters of
-    ``--threads`` (at least one)."""
-    if options.heavy_threads is not None:
-        return options.heavy_threads
-    return max(1, min(HEAVY_THREADS_PER_RUNNER * HEAVY_RUNNERS, options.threads - max(1, options.threads // 4)))
+    """``--heavy-threads``, or its default: three quarters of ``--threads`` (at least one)."""
+    return options.heavy_threads or max(1, options.threads * 3 // 4)
 
 
 def build_server(argv: Sequence[str], prog: str = PROG) -> MCPServer:
