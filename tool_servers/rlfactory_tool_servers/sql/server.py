@@ -17,8 +17,8 @@ the request's ``_meta`` names, else the connection), light callers first, and a 
 CPU goes on as heavy: after every light query, on ``--heavy-threads`` threads of its own (light queries always
 have all of ``--threads``: when heavy ones held three quarters of them, 64 honest queries beside 32 hostile
 episodes queued for the 8 left), one heavy query on the CPU at a time, standing aside while light ones run. The
-deadline counts from the call's arrival, so time spent waiting is part of it. A row is bounded in bytes before it is built (``engine.MAX_ROW_BYTES``); a result in bytes as
-Python holds it.
+deadline counts from the call's arrival, so time spent waiting is part of it. A row is bounded in bytes before it
+is built (``engine.MAX_ROW_BYTES``); a result in bytes as Python holds it.
 """
 
 from __future__ import annotations
