@@ -17,7 +17,7 @@ from mcp import Client
 
 from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
 from rlfactory_reward_models.sql.execution import SqlExecutionReward
-from rlfactory_tool_servers.sql.server import SqlLimits, SqlTools, create_server
+from rlfactory_tool_servers.sql.server import SqlLimits, SqlTools, create_server, heavy_threads, parse_options
 from rlfactory_tool_servers.sql.sandbox import engine
 from mcp.server.mcpserver.exceptions import ToolError
 from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog
@@ -113,6 +113,28 @@ async def test_heavy_units_keep_the_reserved_threads_free_for_light_ones():
     started = time.monotonic()
     assert await pool.run(pool.client("light"), lambda turn: turn.heavy, time.monotonic() + 5) is False
     assert time.monotonic() - started < 0.5
+    gate.set()
+    await asyncio.gather(*held)
+    pool.close()
+
+
+async def test_the_sql_servers_heavy_queries_take_no_thread_of_the_light_ones():
+    """The SQL server's pool: heavy queries hold ``--heavy-threads`` threads of their own, so with 32 hostile
+    episodes' queries holding or waiting for every one, 32 light queries run at once (when heavy ones held three
+    quarters of the 32 threads, 8 did and the rest queued behind them)."""
+    options = parse_options(["--db-dir", str(SAMPLE_DB_DIR)])
+    pool = DatabaseCatalog(options.db_dir, threads=options.threads, heavy_threads=heavy_threads(options)).pool
+    gate, together = threading.Event(), threading.Barrier(options.threads, timeout=5)
+    hostile = [pool.client(f"hostile-{i}", 2) for i in range(32)]
+    for client in hostile:
+        client.heavy = True  # as a spent slice makes it
+    held = [asyncio.ensure_future(pool.run(client, lambda turn: gate.wait(30), math.inf))
+            for client in hostile for _ in range(2)]
+    await asyncio.sleep(0.1)
+    assert pool.heavy_busy == pool.heavy_threads == 24
+    light = [pool.run(pool.client(f"honest-{i}"), lambda turn: together.wait(), time.monotonic() + 5)
+             for i in range(options.threads)]
+    assert sorted(await asyncio.gather(*light)) == list(range(options.threads))  # all running at once
     gate.set()
     await asyncio.gather(*held)
     pool.close()

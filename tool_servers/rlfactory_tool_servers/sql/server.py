@@ -14,10 +14,11 @@ stops in time and the event loop keeps answering other calls. Keep ``--timeout-s
 
 Fairness (``sandbox.fair_pool``, see ``tools``): at most ``--per-session`` (2) queries at once per caller (the episode
 the request's ``_meta`` names, else the connection), light callers first, and a query that outgrows a light slice of
-CPU goes on as heavy: after every light query, on at most three quarters of ``--threads``, one heavy query on the
-CPU at a time, standing aside while light ones run. The deadline counts from the call's arrival, so time spent
-waiting is part of it. A row is bounded in bytes before it is built (``engine.MAX_ROW_BYTES``); a result in bytes as
-Python holds it.
+CPU goes on as heavy: after every light query, on ``--heavy-threads`` threads of its own (light queries always
+have all of ``--threads``: when heavy ones held three quarters of them, 64 honest queries beside 32 hostile
+episodes queued for the 8 left), one heavy query on the CPU at a time, standing aside while light ones run. The
+deadline counts from the call's arrival, so time spent waiting is part of it. A row is bounded in bytes before it
+is built (``engine.MAX_ROW_BYTES``); a result in bytes as Python holds it.
 """
 
 from __future__ import annotations
@@ -53,8 +54,11 @@ def options_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser.add_argument("--max-chars", type=int, default=4000, help="characters shown per result (default 4000)")
     parser.add_argument("--sample-rows", type=int, default=3, help="sample rows in describe_table (default 3)")
     parser.add_argument("--threads", type=int, default=32,
-                        help="worker threads running queries (default 32; a quarter of them only ever run light "
-                             "queries, so an honest query finds a free one whatever the others do)")
+                        help="worker threads running queries (default 32), every one free for light queries, so an "
+                             "honest query finds one whatever the heavy ones do (they have --heavy-threads more)")
+    parser.add_argument("--heavy-threads", type=int,
+                        help="threads, beyond --threads, that heavy queries (past a light slice of CPU) may hold "
+                             "(default three quarters of --threads); light queries always have all of --threads")
     parser.add_argument("--per-session", type=int, default=2,
                         help="queries of one session running at once; more wait (default 2)")
     return parser
@@ -69,6 +73,8 @@ def parse_options(argv: Sequence[str], prog: str = PROG) -> argparse.Namespace:
     for name in ("max_rows", "max_chars", "threads", "per_session"):
         if getattr(options, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if options.heavy_threads is not None and options.heavy_threads < 1:
+        parser.error("--heavy-threads must be at least 1")
     if options.sample_rows < 0:
         parser.error("--sample-rows must not be negative")
     if not options.db_dir.is_dir():
@@ -81,10 +87,15 @@ def describe_data(options: argparse.Namespace) -> str:
     return f"the SQLite databases under {options.db_dir}"
 
 
+def heavy_threads(options: argparse.Namespace) -> int:
+    """``--heavy-threads``, or its default: three quarters of ``--threads`` (at least one)."""
+    return options.heavy_threads or max(1, options.threads * 3 // 4)
+
+
 def build_server(argv: Sequence[str], prog: str = PROG) -> MCPServer:
     """Parse the options, find the databases and build the server."""
     options = parse_options(argv, prog)
-    catalog = DatabaseCatalog(options.db_dir, threads=options.threads)
+    catalog = DatabaseCatalog(options.db_dir, threads=options.threads, heavy_threads=heavy_threads(options))
     if not catalog.ids:
         raise SystemExit(f"{prog}: no SQLite databases found under {options.db_dir} (looked for "
                          "<db-dir>/<db_id>/<db_id>.sqlite)")

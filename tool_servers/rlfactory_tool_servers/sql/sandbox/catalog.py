@@ -73,10 +73,12 @@ def find_variants(db_id: str, main: str | os.PathLike[str], db_dir: str | os.Pat
 
 class DatabaseCatalog:
     """Read-only databases by ``db_id`` (each opened on first use, with its own connection pool) and a fair pool of
-    ``threads`` worker threads to run queries in (``pool``), so an event loop is never blocked by SQLite."""
+    ``threads`` worker threads to run queries in (``pool``), so an event loop is never blocked by SQLite. Heavy
+    queries hold at most three quarters of them, or, given ``heavy_threads``, that many more threads of their own:
+    then light queries always have all ``threads``."""
 
     def __init__(self, databases: str | os.PathLike[str] | Mapping[str, str | os.PathLike[str]], *,
-                 threads: int = 8, pool_size: int | None = None):
+                 threads: int = 8, pool_size: int | None = None, heavy_threads: int | None = None):
         if isinstance(databases, Mapping):
             self.paths = {str(db_id): Path(path) for db_id, path in databases.items()}
             self.db_dir: Path | None = None
@@ -85,12 +87,12 @@ class DatabaseCatalog:
             self.paths = find_databases(self.db_dir)
         if threads < 1:
             raise ValueError("threads must be at least 1")
-        self.threads = threads
-        self.pool_size = pool_size or threads
+        self.threads = threads + (heavy_threads or 0)
+        self.pool_size = pool_size or self.threads
         self._open: dict[str, ReadOnlyDatabase] = {}
         self._variants: dict[str, tuple[ReadOnlyDatabase, ...]] = {}
         self._lock = threading.Lock()
-        self.pool = FairPool(threads)
+        self.pool = FairPool(self.threads, reserve=None if heavy_threads is None else threads)
 
     @property
     def ids(self) -> list[str]:
