@@ -151,7 +151,8 @@ async def test_the_direct_lane_answers_as_the_sdk_does():
     by_call = dict(zip((f"{name}{i}" for i, (name, _, _) in enumerate(CALLS)), sdk))
     assert by_call["add0"]["content"][0]["text"] == "5" and by_call["add0"]["isError"] is False
     assert by_call["add1"]["isError"] is True and "validation error" in by_call["add1"]["content"][0]["text"]
-    assert by_call["divide9"]["content"][0]["text"] == "Error executing tool divide: ZeroDivisionError: division by zero"
+    assert by_call["divide9"]["content"][0]["text"] == ("Error executing tool divide: ZeroDivisionError: "
+                                                         "division by zero")
     assert by_call["whose12"]["content"][0]["text"] == "episode ep-7"
     assert by_call["measured14"]["structuredContent"] == {"x": 3, "y": 0}
     assert by_call["no_such_tool15"]["isError"] is True

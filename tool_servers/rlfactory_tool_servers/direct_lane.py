@@ -64,8 +64,9 @@ class DirectLane:
         if meta is not None:
             params["_meta"] = meta
         typed = mcp_types.CallToolRequestParams.model_validate(params, by_name=False)
-        context = ServerRequestContext(session=None, lifespan_context=None, protocol_version=self._version,  # type: ignore
-                                       method=METHOD, params=params, request_id=next(self._ids), meta=typed.meta)
+        context = ServerRequestContext(session=None, lifespan_context=None,  # type: ignore[arg-type]
+                                       protocol_version=self._version, method=METHOD, params=params,
+                                       request_id=next(self._ids), meta=typed.meta)
         try:
             result = await self._server._handle_call_tool(context, typed)
         except MCPError:
