@@ -15,6 +15,8 @@ from mcp.server.mcpserver import MCPServer
 
 from rlfactory_envs.kernel.mcp.config import InProcessServerEntry
 from rlfactory_envs.kernel.mcp.session import McpSession
+from rlfactory_envs.kernel.mcp.toolbox import Toolbox
+from rlfactory_envs.kernel.tool_call import ToolCall
 from rlfactory_tool_servers import functions, wire
 from rlfactory_tool_servers.toolset import Episode
 
@@ -177,3 +179,17 @@ async def test_a_plain_mcp_server_without_our_middleware_goes_the_sdks_way():
         assert (await session.call_tool("add", {"a": 1, "b": 2})).content[0].text == "3"  # type: ignore[union-attr]
     finally:
         await session.close()
+
+
+def test_a_deadline_cuts_a_direct_call_and_the_server_stays_usable():
+    """Unmerged calls go the direct way one by one; the deadline, counters and later calls work as on the SDK's."""
+    entry = {"module": "rlfactory_tool_servers.sleep", "timeout_s": 0.3, "batching": False}
+    with Toolbox({"mcpServers": {"sleep": entry}}) as toolbox:
+        session = toolbox._clients["sleep"]._sessions[0]
+        assert session is not None and session._direct is not None and session._direct.takes("sleep")
+        slow, bad, fast = toolbox.call_many([ToolCall("sleep", {"ms": 60_000}), ToolCall("sleep", {"ms": -1}),
+                                             ToolCall("sleep", {"ms": 1})])
+        assert slow.is_error and slow.failure == "timeout" and "deadline" in slow.text
+        assert bad.is_error and "between 0 and" in bad.text and bad.failure is None
+        assert (fast.is_error, fast.text) == (False, "slept 1 ms")
+        assert toolbox.stats()["servers"]["sleep"]["tools"]["sleep"]["timeouts"] == 1
