@@ -6,6 +6,7 @@ async functions and the batched forms; and it takes only the calls it may."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from rlfactory_envs.kernel.mcp.session import McpSession
 from rlfactory_envs.kernel.mcp.toolbox import Toolbox
 from rlfactory_envs.kernel.tool_call import ToolCall
 from rlfactory_tool_servers import functions, wire
+from rlfactory_tool_servers.request_log import logger as request_log
 from rlfactory_tool_servers.toolset import Episode
 
 EPISODES = "rlfactory/episodes"
@@ -193,3 +195,16 @@ def test_a_deadline_cuts_a_direct_call_and_the_server_stays_usable():
         assert bad.is_error and "between 0 and" in bad.text and bad.failure is None
         assert (fast.is_error, fast.text) == (False, "slept 1 ms")
         assert toolbox.stats()["servers"]["sleep"]["tools"]["sleep"]["timeouts"] == 1
+
+
+async def test_logged_requests_go_the_sdks_way():
+    """At ``INFO`` the request log writes a line per request, which only the SDK's path does."""
+    session = McpSession("fns", ENTRY)
+    await session.open()
+    try:
+        assert session._direct is not None and session._direct.takes("add")
+        request_log.setLevel(logging.INFO)
+        assert not session._direct.takes("add")
+    finally:
+        request_log.setLevel(logging.NOTSET)
+        await session.close()

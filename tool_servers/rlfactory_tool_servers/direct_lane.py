@@ -29,10 +29,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.runner import modern_error_data
 
 from rlfactory_tool_servers.fast_lane import known_middleware, tracing_on
+from rlfactory_tool_servers.request_log import logger as request_log
 from rlfactory_tool_servers.tool_signature import LIGHT_CONTEXT
 
 METHOD = "tools/call"
-REQUEST_LOG = "rlfactory_tool_servers.requests"
 
 
 class DirectLane:
@@ -43,12 +43,11 @@ class DirectLane:
         self._server: MCPServer | None = server if isinstance(server, MCPServer) else None
         self._version = protocol_version
         self._ids = itertools.count(1)
-        self._log = logging.getLogger(REQUEST_LOG)
 
     def takes(self, name: str) -> bool:
         """Whether a call to tool ``name`` goes the direct way (see the module)."""
         server = self._server
-        if server is None or self._log.isEnabledFor(logging.INFO) or METHOD in server._lowlevel_server.cache_hints:
+        if server is None or request_log.isEnabledFor(logging.INFO) or METHOD in server._lowlevel_server.cache_hints:
             return False
         tool = server._tool_manager.get_tool(name)
         return (tool is not None and tool.output_schema is None
