@@ -58,10 +58,11 @@ def test_there_are_families():
 @pytest.mark.parametrize(("layer", "may_import"), [
     ("rlfactory_envs.kernel.mcp", ("rlfactory_envs.kernel.mcp", "rlfactory_envs.kernel.tool_call",
                                    "rlfactory_envs.kernel.errors", "rlfactory_reward_models.errors",
-                                   "rlfactory_tool_servers.connection_errors", "rlfactory_tool_servers.wire")),
+                                   "rlfactory_tool_servers.connection_errors", "rlfactory_tool_servers.wire",
+                                   "rlfactory_tool_servers.direct_lane")),
     ("rlfactory_envs.kernel", ("rlfactory_envs.kernel", "rlfactory_reward_models",
                                "rlfactory_tool_servers.connection_errors", "rlfactory_tool_servers.functions",
-                               "rlfactory_tool_servers.wire")),
+                               "rlfactory_tool_servers.wire", "rlfactory_tool_servers.direct_lane")),
     ("rlfactory_tool_servers", ("rlfactory_tool_servers",)),
     ("rlfactory_reward_models", ("rlfactory_reward_models", "rlfactory_tool_servers.sql.sandbox",
                                  "rlfactory_tool_servers.travel.store", "rlfactory_tool_servers.travel.names",

@@ -310,12 +310,12 @@ class ToolEnv(gym.Env[str, str]):
     def steps_in_halves(self) -> bool:
         """Whether ``astep`` is this class's: ``open_turn``, the calls, ``close_turn`` (not replaced by a subclass or
         on the instance), so that ``EnvBatch`` may step the env through the halves."""
-        return getattr(self.astep, "__func__", None) is ToolEnv.astep
+        return type(self).astep is ToolEnv.astep and "astep" not in self.__dict__
 
     def runs_calls_together(self, calls: Sequence[ToolCall]) -> bool:
         """Whether ``run_tool_calls`` runs ``calls`` all at once through the tool filter (its default), so that
         another caller may start them so (``EnvBatch`` merges them with other envs' calls, no task per env)."""
-        default = getattr(self.run_tool_calls, "__func__", None) is ToolEnv.run_tool_calls
+        default = type(self).run_tool_calls is ToolEnv.run_tool_calls and "run_tool_calls" not in self.__dict__
         return default and (len(calls) <= 1 or not self.calls_in_order)
 
     def _read_action(self, action: str) -> tuple[ParsedAction, list[str]]:
@@ -491,6 +491,10 @@ class ToolEnv(gym.Env[str, str]):
         if episode_argument:
             bound[episode_argument] = self.episode_id
         spec_of = self.toolbox.spec
+        if not bound:  # nothing to set: only a call to a tool that keeps state per episode changes
+            return [call if (spec := spec_of(call.name)) is None or not spec.episode_state else
+                    ToolCall(call.name, dict(call.arguments), call.call_id, self.episode_id, self.episode_id)
+                    for call in calls]
         out = []
         for call in calls:
             spec = spec_of(call.name)

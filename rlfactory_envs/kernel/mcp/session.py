@@ -21,6 +21,7 @@ from rlfactory_envs.kernel.mcp.errors import UNREADABLE_REPLY, MalformedReply, T
 from rlfactory_envs.kernel.mcp.fast_calls import FastCalls
 from rlfactory_envs.kernel.mcp.http_connect import http_client_session
 from rlfactory_envs.kernel.mcp.stdio_connect import stdio_client_session
+from rlfactory_tool_servers.direct_lane import DirectLane
 
 
 def build_inprocess_server(name: str, entry: InProcessServerEntry) -> Any:
@@ -37,8 +38,10 @@ def build_inprocess_server(name: str, entry: InProcessServerEntry) -> Any:
 class McpSession:
     """A connected session to one server. ``open`` raises ``TransportError`` when the server cannot be reached."""
 
-    def __init__(self, name: str, entry: ServerEntry, server: Any = None):
-        """``server``: the already built server object of an in-process entry (built once, shared by sessions)."""
+    def __init__(self, name: str, entry: ServerEntry, server: Any = None, direct: bool = True):
+        """``server``: the already built server object of an in-process entry (built once, shared by sessions);
+        ``direct``: its tools are called without the SDK's request path where they can be
+        (``rlfactory_tool_servers.direct_lane``)."""
         self.name = name
         self.entry = entry
         self._server = server
@@ -46,6 +49,8 @@ class McpSession:
         self._owner: asyncio.Task[None] | None = None
         self._closing = asyncio.Event()
         self._fast_calls = FastCalls() if isinstance(entry, StdioServerEntry) else None
+        self._direct_lane = direct and isinstance(entry, InProcessServerEntry)
+        self._direct: DirectLane | None = None
 
     @property
     def alive(self) -> bool:
@@ -79,13 +84,16 @@ class McpSession:
             return stdio_client_session(self.name, self.entry, self._fast_calls)
         if isinstance(self.entry, HttpServerEntry):
             return http_client_session(self.name, self.entry)
-        server = self._server if self._server is not None else build_inprocess_server(self.name, self.entry)
-        return Client(server, cache=None, raise_exceptions=False)
+        if self._server is None:
+            self._server = build_inprocess_server(self.name, self.entry)
+        return Client(self._server, cache=None, raise_exceptions=False)
 
     async def _own(self, connection: AbstractAsyncContextManager[Client], ready: asyncio.Future[None]) -> None:
         try:
             async with connection as client:
                 self._client = client
+                if self._direct_lane:
+                    self._direct = DirectLane(self._server, client.protocol_version)
                 ready.set_result(None)
                 await self._closing.wait()
         except BaseException as exc:  # the owner must record any failure, cancellation included
@@ -112,8 +120,11 @@ class McpSession:
                         meta: dict[str, Any] | None = None) -> mcp_types.CallToolResult:
         """One ``tools/call`` (``meta``: the request's ``_meta``). Raises ``TransportError`` when the session is
         unusable, ``MalformedReply`` when the reply cannot be read (the session stays usable); tool errors are
-        results. Over stdio the call goes by ``FastCalls``, beside the SDK session's own requests."""
+        results. Over stdio the call goes by ``FastCalls``, beside the SDK session's own requests; to an in-process
+        server by ``DirectLane`` where it can."""
         client = self._require()
+        if self._direct is not None and self._direct.takes(name):
+            return await self._guard(self._direct.call_tool(name, arguments, meta))
         if self._fast_calls is not None:
             return await self._guard(self._fast_calls.call_tool(name, arguments, meta))
         return await self._guard(client.call_tool(name, arguments, meta=meta))
