@@ -491,10 +491,6 @@ class ToolEnv(gym.Env[str, str]):
         if episode_argument:
             bound[episode_argument] = self.episode_id
         spec_of = self.toolbox.spec
-        if not bound:  # nothing to set: only a call to a tool that keeps state per episode changes
-            return [call if (spec := spec_of(call.name)) is None or not spec.episode_state else
-                    ToolCall(call.name, dict(call.arguments), call.call_id, self.episode_id, self.episode_id)
-                    for call in calls]
         out = []
         for call in calls:
             spec = spec_of(call.name)
