@@ -70,11 +70,9 @@ def parse_options(argv: Sequence[str], prog: str = PROG) -> argparse.Namespace:
     options = parser.parse_args(list(argv))
     if not options.timeout_s > 0:
         parser.error("--timeout-s must be positive")
-    for name in ("max_rows", "max_chars", "threads", "per_session"):
-        if getattr(options, name) < 1:
+    for name in ("max_rows", "max_chars", "threads", "heavy_threads", "per_session"):
+        if getattr(options, name) is not None and getattr(options, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
-    if options.heavy_threads is not None and options.heavy_threads < 1:
-        parser.error("--heavy-threads must be at least 1")
     if options.sample_rows < 0:
         parser.error("--sample-rows must not be negative")
     if not options.db_dir.is_dir():
