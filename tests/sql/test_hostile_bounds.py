@@ -18,10 +18,11 @@ from mcp import Client
 from rlfactory_envs.sql.tasks import SAMPLE_DB_DIR
 from rlfactory_reward_models.sql.execution import SqlExecutionReward
 from rlfactory_tool_servers.sql.server import SqlLimits, SqlTools, create_server, heavy_threads, parse_options
-from rlfactory_tool_servers.sql.sandbox import engine
+from rlfactory_tool_servers.sql.sandbox import engine, statement_check
 from mcp.server.mcpserver.exceptions import ToolError
 from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog
 from rlfactory_tool_servers.sql.sandbox.engine import QueryTimeout, ReadOnlyDatabase, ResultTooLarge
+from rlfactory_tool_servers.sql.sandbox.cpu_share import HEAVY_BATON, HEAVY_RUNNERS
 from rlfactory_tool_servers.sql.sandbox.fair_pool import FairPool, SliceSpent, Turn
 
 WIDE_BLOBS = "SELECT " + ", ".join(["zeroblob(999999)"] * 512)
@@ -169,6 +170,37 @@ async def test_a_query_that_spends_its_slice_goes_on_as_heavy_and_gives_its_answ
     assert (await tools.run_query("bookshop", slow, "slow")).splitlines()[1] == "3000000"
     assert catalog.pool.client("slow").heavy and not catalog.pool.client("quick").heavy
     catalog.close()
+
+
+LONG_TEXT = "SELECT count(*) FROM sales WHERE 1 NOT IN (" + ", ".join(map(str, range(2, 2_002))) + ")"  # > 4 KB
+
+
+async def test_a_long_query_text_is_read_holding_the_cpu_baton_and_once_per_call(monkeypatch):
+    """A text too long to cache starts heavy: its parse (milliseconds of compiled code that keep the GIL) now waits
+    for the CPU baton like its query, so 32 hostile episodes sending one each are read one at a time, not on every
+    thread at once while honest steps wait for the GIL; and a query pre-empted mid-run is not read again."""
+    parses, runs = [], []
+    real_parse, real_run = statement_check._parse, ReadOnlyDatabase.run_trusted
+
+    def parse(sql):
+        parses.append((len(sql), HEAVY_BATON.free))
+        return real_parse(sql)
+
+    def run_once_preempted(self, *args, **kwargs):
+        runs.append(len(args[0]))
+        if len(runs) == 1:
+            raise SliceSpent()  # as when its turn is withdrawn from the baton's queue
+        return real_run(self, *args, **kwargs)
+
+    monkeypatch.setattr(statement_check, "_parse", parse)
+    monkeypatch.setattr(ReadOnlyDatabase, "run_trusted", run_once_preempted)
+    catalog = DatabaseCatalog(SAMPLE_DB_DIR, threads=2)
+    try:
+        assert int((await SqlTools(catalog).run_query("bookshop", LONG_TEXT, "long")).splitlines()[1]) > 0
+    finally:
+        catalog.close()
+    assert len(runs) == 2
+    assert parses == [(len(LONG_TEXT), HEAVY_RUNNERS - 1)]  # read once, by the baton's holder
 
 
 async def test_honest_queries_are_answered_at_once_beside_many_hostile_callers():

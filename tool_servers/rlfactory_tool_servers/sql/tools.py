@@ -7,7 +7,8 @@ names, else the connection: leaving the episode out gives no more room), at most
 once each. A caller's query that uses more than a light slice of CPU makes it heavy: its queries then run after
 every light one, on at most the pool's heavy threads, and stand aside on the CPU while light ones run. The deadline
 counts from the call's arrival, so time spent waiting is part of it; a query text longer than ``LIGHT_SQL_CHARS``
-starts heavy (its parse alone may take a second, and nothing can cut a parse short).
+starts heavy (its parse alone may take a second, and nothing can cut a compiled parse short), so it is read holding
+the CPU baton, once per call however often its turn is pre-empted.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from rlfactory_tool_servers.sql.formatting import format_rows
 from rlfactory_tool_servers.sql.sandbox.catalog import DatabaseCatalog, UnknownDatabase
-from rlfactory_tool_servers.sql.sandbox.engine import SMALL_OBJECT_BYTES, QueryError, QueryLimits
+from rlfactory_tool_servers.sql.sandbox.engine import SMALL_OBJECT_BYTES, QueryError, QueryLimits, check_statement
 from rlfactory_tool_servers.sql.sandbox.fair_pool import Turn
 from rlfactory_tool_servers.sql.schema import UnknownTable, describe_table, list_tables
 from rlfactory_tool_servers.toolset import READ_ONLY, Caller, Toolset, tool
@@ -94,9 +95,10 @@ class SqlTools(Toolset):
             sql = sql.rstrip("; \t\r\n\f\v")
         pool = self.catalog.pool
         client = pool.client(caller, self.limits.per_session)
+        checked: list[bool] = []  # the text passed its statement check in an earlier turn: not parsed again
         try:
-            return await pool.run(client, lambda turn: self._query_text(db_id, sql, not_after, turn), not_after,
-                                  heavy=isinstance(sql, str) and len(sql) > LIGHT_SQL_CHARS)
+            return await pool.run(client, lambda turn: self._query_text(db_id, sql, not_after, turn, checked),
+                                  not_after, heavy=isinstance(sql, str) and len(sql) > LIGHT_SQL_CHARS)
         except QueryError as exc:
             raise ToolError(f"query {exc.kind}: {exc}") from None
 
@@ -116,7 +118,11 @@ class SqlTools(Toolset):
                 self._schema_cache[key] = text
         return text
 
-    def _query_text(self, db_id: str, sql: str, not_after: float, turn: Turn) -> str:
-        result = self.catalog.get(db_id).execute(sql, self._query_limits, not_after=not_after, turn=turn)
+    def _query_text(self, db_id: str, sql: str, not_after: float, turn: Turn, checked: list[bool]) -> str:
+        if not checked:
+            check_statement(sql, turn, not_after)
+            checked.append(True)
+        result = self.catalog.get(db_id).execute(sql, self._query_limits, not_after=not_after, turn=turn,
+                                                 checked=True)
         return format_rows(result.columns, result.rows, more=result.truncated, max_rows=self.limits.max_rows,
                            max_chars=self.limits.max_chars)

@@ -38,7 +38,8 @@ Every connection of a ``ReadOnlyDatabase``:
 
 ``execute`` is blocking and thread-safe: run it from worker threads (``DatabaseCatalog.run``) so an event loop is
 never blocked. Query text from a model goes through ``statement_check.parse_read_query`` first: exactly one
-read-only statement (a caller that checked it already, once for many databases, says ``checked=True``).
+read-only statement (a caller that checked it already, once for many databases, says ``checked=True``); a heavy
+turn reads it holding the CPU baton (``check_statement``).
 """
 
 from __future__ import annotations
@@ -55,13 +56,13 @@ from pathlib import Path
 from typing import Any
 
 from rlfactory_tool_servers.sql.sandbox.column_counts import ColumnCounts, schema_digest
-from rlfactory_tool_servers.sql.sandbox.fair_pool import SliceSpent, Turn
+from rlfactory_tool_servers.sql.sandbox.fair_pool import PythonStopped, SliceSpent, Turn
 from rlfactory_tool_servers.sql.sandbox.query_errors import (
     QueryError, QueryFailed, QueryRefused, QueryTimeout, ResultOverLimits, ResultTooLarge)
 from rlfactory_tool_servers.sql.sandbox.statement_check import MAX_SQL_CHARS, UnsafeQuery, parse_read_query
 
 __all__ = ["QueryError", "QueryFailed", "QueryLimits", "QueryRefused", "QueryResult", "QueryTimeout",
-           "ReadOnlyDatabase", "ResultOverLimits", "ResultTooLarge", "SliceSpent", "forget_column_counts",
+           "ReadOnlyDatabase", "ResultOverLimits", "ResultTooLarge", "SliceSpent", "check_statement", "forget_column_counts",
            "value_limit"]
 
 PROGRESS_OPCODES = 20_000  # ~0.1-1 ms of work between deadline checks
@@ -214,6 +215,27 @@ def _authorize(action: int, arg1: str | None, arg2: str | None, db_name: str | N
 
 def _decode_text(raw: bytes) -> str:
     return raw.decode("utf-8", errors="ignore")
+
+
+def check_statement(sql: str, turn: Turn | None, until: float) -> None:
+    """``parse_read_query(sql)`` as part of a query's work: a heavy ``turn`` takes the CPU baton before the parse,
+    which then checks in like its query (rests while light work runs, stops at ``until``, a ``time.monotonic()``
+    instant), so long texts are read one at a time, not on every thread at once. Raises ``QueryRefused``,
+    ``QueryTimeout`` or ``SliceSpent``."""
+    try:
+        if turn is None or not turn.heavy:
+            parse_read_query(sql)
+            return
+        if turn.checkpoint(until):
+            raise PythonStopped()
+        with turn.checking_python(until):
+            parse_read_query(sql)
+    except UnsafeQuery as exc:
+        raise QueryRefused(str(exc)) from None
+    except PythonStopped:
+        if turn is not None and turn.spent:
+            raise SliceSpent() from None
+        raise QueryTimeout("the query could not be read before its deadline and was not run") from None
 
 
 class _Deadline:
@@ -389,10 +411,7 @@ class ReadOnlyDatabase:
         ``FairPool`` turn it runs in; ``checked``: ``parse_read_query`` passed already. Raises a ``QueryError``
         (refused, timeout, error, too_large) rather than anything else, or ``SliceSpent``."""
         if not checked:
-            try:
-                parse_read_query(sql)
-            except UnsafeQuery as exc:
-                raise QueryRefused(str(exc)) from None
+            check_statement(sql, turn, time.monotonic() + limits.timeout_s if not_after is None else not_after)
         return self.run_trusted(sql, (), limits, truncate=truncate, not_after=not_after, bound_rows=True, turn=turn)
 
     def run_trusted(self, sql: str, params: tuple[Any, ...] = (), limits: QueryLimits = QueryLimits(), *,
