@@ -62,8 +62,8 @@ from rlfactory_tool_servers.sql.sandbox.query_errors import (
 from rlfactory_tool_servers.sql.sandbox.statement_check import MAX_SQL_CHARS, UnsafeQuery, parse_read_query
 
 __all__ = ["QueryError", "QueryFailed", "QueryLimits", "QueryRefused", "QueryResult", "QueryTimeout",
-           "ReadOnlyDatabase", "ResultOverLimits", "ResultTooLarge", "SliceSpent", "check_statement", "forget_column_counts",
-           "value_limit"]
+           "ReadOnlyDatabase", "ResultOverLimits", "ResultTooLarge", "SliceSpent", "check_statement",
+           "forget_column_counts", "value_limit"]
 
 PROGRESS_OPCODES = 20_000  # ~0.1-1 ms of work between deadline checks
 MAX_VALUE_BYTES = 1_000_000  # Spider/BIRD values are far shorter; one row holds at most MAX_COLUMNS of them
