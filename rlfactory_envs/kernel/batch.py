@@ -71,19 +71,24 @@ class EnvBatch:
         """Step env ``i`` with ``actions[i]``; ``None`` skips it (its result is ``None``)."""
         if len(actions) != len(self):
             raise ValueError(f"got {len(actions)} actions for {len(self)} envs")
-        for i, (env, action) in enumerate(zip(self.envs, actions)):
-            if action is not None and env.done:
-                raise EpisodeOver(f"env {i} of the batch has ended: reset it or pass None as its action")
-            if action is not None and not isinstance(action, str):
-                raise TypeError(f"action {i} must be str or None, got {type(action).__name__}")
+        groups = self._groups(actions)
         results: list[StepResult | None] = [None] * len(self)
-        groups: dict[int, list[int]] = {}
-        for i, action in enumerate(actions):
-            if action is not None:
-                groups.setdefault(id(self.envs[i].toolbox), []).append(i)
         with automatic_gc_paused(self.pause_gc):
             await asyncio.gather(*(self._step_group(members, actions, results) for members in groups.values()))
         return results
+
+    def _groups(self, actions: Sequence[str | None]) -> dict[int, list[int]]:
+        """The positions of the envs to step, by toolbox; ``EpisodeOver`` or ``TypeError`` for a bad action."""
+        groups: dict[int, list[int]] = {}
+        for i, (env, action) in enumerate(zip(self.envs, actions)):
+            if action is None:
+                continue
+            if env.done:
+                raise EpisodeOver(f"env {i} of the batch has ended: reset it or pass None as its action")
+            if not isinstance(action, str):
+                raise TypeError(f"action {i} must be str or None, got {type(action).__name__}")
+            groups.setdefault(id(env.toolbox), []).append(i)
+        return groups
 
     async def _step_group(self, members: list[int], actions: Sequence[str | None],
                           results: list[StepResult | None]) -> None:

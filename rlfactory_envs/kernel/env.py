@@ -46,7 +46,8 @@ import dataclasses
 import json
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
@@ -75,8 +76,17 @@ def tool_call_id(turn: int, position: int) -> str:
     return f"c{turn % 10_000:04d}{position % 10_000:04d}"
 
 
-_ARGUMENTS_JSON = json.JSONEncoder(ensure_ascii=False).encode
-"""``json.dumps(arguments, ensure_ascii=False)`` without building an encoder for every call."""
+def _arguments_encoder() -> Callable[[dict[str, Any]], str]:
+    """``json.dumps(arguments, ensure_ascii=False)``, its C encoder made once rather than per call (``JSONEncoder``
+    makes one per call: 60% of its time on small arguments); arguments read from JSON hold no cycle to check for."""
+    plain = json.JSONEncoder(ensure_ascii=False)
+    if c_make_encoder is None:  # pragma: no cover - a Python without the _json accelerator
+        return plain.encode
+    encode = c_make_encoder(None, plain.default, encode_basestring, None, ": ", ", ", False, False, True)
+    return lambda arguments: "".join(encode(arguments, 0))
+
+
+_ARGUMENTS_JSON = _arguments_encoder()
 
 
 def assistant_message(action: str, calls: Sequence[ToolCall], ids: Sequence[str]) -> dict[str, Any]:

@@ -19,7 +19,6 @@ Parsers never raise on model output: anything they cannot read becomes a sentenc
 from __future__ import annotations
 
 import json
-import re
 from typing import Protocol
 
 from rlfactory_envs.kernel.tool_call import ParsedAction, ToolCall
@@ -62,6 +61,19 @@ def first_tagged(text: str, tag: str) -> tuple[int, str] | None:
     return start, text[start + len(opening):end]
 
 
+def tagged_blocks(text: str, tag: str, start: int = 0) -> list[str]:
+    """The contents of the ``<tag>`` blocks of ``text`` from ``start``, in order, the last one unclosed when no
+    ``</tag>`` follows it: what ``re.findall(r"<tag>(.*?)(?:</tag>|\\Z)", text, re.DOTALL)`` finds, by linear
+    scans (half the regular expression's time on a one-call response)."""
+    opening, closing = f"<{tag}>", f"</{tag}>"
+    blocks, start = [], text.find(opening, start)
+    while start >= 0:
+        end = text.find(closing, start + len(opening))
+        blocks.append(text[start + len(opening):] if end < 0 else text[start + len(opening):end])
+        start = -1 if end < 0 else text.find(opening, end + len(closing))
+    return blocks
+
+
 def _preview(text: str, limit: int = 120) -> str:
     text = text.strip().replace("\n", " ")
     return text if len(text) <= limit else text[:limit] + "..."
@@ -97,7 +109,6 @@ class HermesToolCallParser(ToolCallReading):
     the whole response as text). ``repair`` runs mended calls too, each reported as a format error (see the module
     docstring). ``max_tool_calls`` caps the calls run per response (the rest are reported)."""
 
-    _BLOCK_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
     reference = ("vLLM's hermes tool parser: json.loads of each <tool_call> block, an object with \"name\" and "
                  "\"arguments\"")
 
@@ -111,7 +122,7 @@ class HermesToolCallParser(ToolCallReading):
         if first_call < 0:
             return ParsedAction()
         errors: list[str] = []
-        blocks = self._BLOCK_RE.findall(text, first_call)
+        blocks = tagged_blocks(text, "tool_call", first_call)
         if len(blocks) > self.max_tool_calls:
             errors.append(_cap_message(len(blocks), self.max_tool_calls))
             blocks = blocks[: self.max_tool_calls]
@@ -167,7 +178,20 @@ def _read_call(block: str, call_id: int, *, lenient: bool) -> tuple[ToolCall | N
     return ToolCall(name, arguments, call_id), ""
 
 
+_SCAN_VALUE = json.JSONDecoder().scan_once
+"""The value at an index of a text, as ``json.loads`` reads it (its C scanner), without ``loads``'s checks around
+it (a third of its time on a one-call block)."""
+
+
 def _strict_json(body: str) -> tuple[object, str]:
+    """``json.loads(body)``, its value or why it is not JSON; ``body`` is stripped, so a value that ends the text is
+    the whole reading (anything else takes ``loads``'s own path, for its exact message)."""
+    try:
+        value, end = _SCAN_VALUE(body, 0)
+        if end == len(body):
+            return value, ""
+    except (StopIteration, ValueError, RecursionError):
+        pass
     try:
         return json.loads(body), ""
     except (ValueError, RecursionError) as exc:

@@ -152,3 +152,17 @@ def test_parsers_accept_any_text(text):
         action = parser.parse(text)
         assert len(action.tool_calls) <= getattr(parser, "max_tool_calls", 1)
         assert all(isinstance(c.arguments, dict) for c in action.tool_calls)
+
+
+PIECES = st.sampled_from(["<tool_call>", "</tool_call>", "<tool_call", "tool_call>", "</", "<", ">", "x", "\n", "{}"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(PIECES, max_size=12).map("".join), st.integers(0, 40))
+def test_tagged_blocks_reads_what_the_regular_expression_of_vllms_hermes_parser_reads(text, start):
+    import re
+
+    from rlfactory_envs.kernel.parsers import tagged_blocks
+
+    pattern = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
+    assert tagged_blocks(text, "tool_call", start) == pattern.findall(text, start)
