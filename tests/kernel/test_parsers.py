@@ -1,10 +1,11 @@
 import json
+import re
 
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from rlfactory_envs.kernel.chat_format import make_chat_format
-from rlfactory_envs.kernel.parsers import HermesToolCallParser, SearchR1Parser, strip_reasoning
+from rlfactory_envs.kernel.parsers import HermesToolCallParser, SearchR1Parser, strip_reasoning, tagged_blocks
 
 hermes = HermesToolCallParser(max_tool_calls=4)
 
@@ -154,15 +155,11 @@ def test_parsers_accept_any_text(text):
         assert all(isinstance(c.arguments, dict) for c in action.tool_calls)
 
 
-PIECES = st.sampled_from(["<tool_call>", "</tool_call>", "<tool_call", "tool_call>", "</", "<", ">", "x", "\n", "{}"])
+TAG_PIECES = st.sampled_from(["<tool_call>", "</tool_call>", "<tool_call", "tool_call>", "</", "<", ">", "x", "\n", "{}"])
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(PIECES, max_size=12).map("".join), st.integers(0, 40))
+@given(st.lists(TAG_PIECES, max_size=12).map("".join), st.integers(0, 40))
 def test_tagged_blocks_reads_what_the_regular_expression_of_vllms_hermes_parser_reads(text, start):
-    import re
-
-    from rlfactory_envs.kernel.parsers import tagged_blocks
-
     pattern = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
     assert tagged_blocks(text, "tool_call", start) == pattern.findall(text, start)
