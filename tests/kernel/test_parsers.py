@@ -155,7 +155,8 @@ def test_parsers_accept_any_text(text):
         assert all(isinstance(c.arguments, dict) for c in action.tool_calls)
 
 
-TAG_PIECES = st.sampled_from(["<tool_call>", "</tool_call>", "<tool_call", "tool_call>", "</", "<", ">", "x", "\n", "{}"])
+TAG_PIECES = st.sampled_from(["<tool_call>", "</tool_call>", "<tool_call", "tool_call>", "</", "<", ">", "x", "\n",
+                              "{}"])
 
 
 @settings(max_examples=400, deadline=None)
