@@ -68,9 +68,10 @@ def tagged_blocks(text: str, tag: str, start: int = 0) -> list[str]:
     opening, closing = f"<{tag}>", f"</{tag}>"
     blocks, start = [], text.find(opening, start)
     while start >= 0:
-        end = text.find(closing, start + len(opening))
-        blocks.append(text[start + len(opening):] if end < 0 else text[start + len(opening):end])
-        start = -1 if end < 0 else text.find(opening, end + len(closing))
+        begin = start + len(opening)
+        end = text.find(closing, begin)
+        blocks.append(text[begin:end] if end >= 0 else text[begin:])
+        start = text.find(opening, end + len(closing)) if end >= 0 else -1
     return blocks
 
 
