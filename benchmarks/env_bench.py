@@ -314,8 +314,9 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
         if name.startswith(("search_", "sql_", "travel_")) and not name.endswith("_unmerged") and (f"{name}_unmerged", n) in by:
             out[f"{name}/{name}_unmerged@{n}"] = r["value"] / by[(f"{name}_unmerged", n)]["value"]
         if r.get("sdk_value"):  # a path against the plain SDK: how many times faster ours is
-            better = r["sdk_value"] / r["value"] if r["metric"] == "s" else r["value"] / r["sdk_value"]
-            out[f"{name}/plain_sdk@{n}"] = better
+            out[f"{name}/plain_sdk@{n}"] = faster(r["value"], r["sdk_value"], r["metric"])
+        if r.get("floor_value"):  # a path against its floor: the share of the floor's speed it reaches
+            out[f"{name}/floor@{n}"] = faster(r["value"], r["floor_value"], r["metric"])
         if name.startswith("sql_reward") and not name.endswith("_single_db") and (f"{name}_single_db", n) in by:
             out[f"{name}/{name}_single_db@{n}"] = r["value"] / by[(f"{name}_single_db", n)]["value"]
     replicated = sorted((r for (name, _), r in by.items() if name.startswith("replicas_")), key=lambda r: r["replicas"])
@@ -329,10 +330,16 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
     return out
 
 
+def faster(value: float, other: float, metric: str) -> float:
+    """How many times faster ``value`` is than ``other`` (seconds, or a rate)."""
+    return other / value if metric == "s" else value / other
+
+
 def format_table(rows: list[dict[str, Any]]) -> str:
     header = ("measurement", "N", "median s", "min s", "value", "target", "result")
     sdk = any(r.get("sdk_value") is not None for r in rows)
-    lines = [header + (("plain MCP SDK",) if sdk else ())]
+    floor = any(r.get("floor_value") is not None for r in rows)
+    lines = [header + (("plain MCP SDK",) if sdk else ()) + (("floor",) if floor else ())]
     for r in rows:
         verdict = "-" if r["pass"] is None else ("PASS" if r["pass"] else "FAIL")
         value = f"{r['value']:,.2f} {r['metric']}"
@@ -345,8 +352,9 @@ def format_table(rows: list[dict[str, Any]]) -> str:
         if "mean_reward" in r:
             value += f" (reward {r['mean_reward']:.3f})"
         line = (r["name"], str(r["n"]), f"{r['median_s']:.4f}", f"{r['min_s']:.4f}", value, r["target"], verdict)
-        if sdk:
-            line += ("-" if r.get("sdk_value") is None else f"{r['sdk_value']:,.2f} {r['metric']}",)
+        for shown, key in ((sdk, "sdk_value"), (floor, "floor_value")):
+            if shown:
+                line += ("-" if r.get(key) is None else f"{r[key]:,.2f} {r['metric']}",)
         lines.append(line)
     return aligned(lines)
 

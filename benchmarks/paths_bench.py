@@ -10,11 +10,13 @@
 - ``no_tool_call``: 1,024 envs whose response neither calls a tool nor answers (the env tells the model how to act):
   steps/s (goal 100,000).
 - ``single_env_stdio``: one env stepped alone (``env.step``), a tool that answers at once (``sleep`` of 0 ms) over
-  stdio: steps/s (goal 5,000). SDK: sequential ``call_tool`` to the same server.
+  stdio: steps/s (goal 5,000). SDK: sequential ``call_tool`` to the same server. Floor: a thread hop and a line
+  echoed by a child process, with nothing of MCP (``floors.hop_round_trip_s``), as steps/s.
 - ``third_party``: N=4,096 calls (``Toolbox.call_many``) to a stdio server written with the MCP SDK alone, with no
   batched forms (``benchmarks/plain_sleep_server.py``: ``sleep`` of 100 ms), as a pool of ``THIRD_PARTY_POOL``
   processes: seconds. Goal: 3x faster than the plain SDK, one stdio ``Client`` with the N calls gathered (judged
-  only with ``--compare-sdk``).
+  only with ``--compare-sdk``). Floor: the servers' own CPU for the N calls (``floors.ChildrenCpu``) spread over every
+  core, as seconds: no client is faster.
 - ``env_overhead``: ``EnvBatch`` of 1,024 envs on an in-process sleep server, 0 ms calls: steps/s (goal 50,000).
 - ``android``: 1,000 simulated phones in one ``EnvBatch``, every env acting each step: steps/s (goal 20,000).
 
@@ -37,6 +39,7 @@ import gymnasium as gym
 import rlfactory_envs  # noqa: F401 - registers the ids
 from benchmarks.env_bench import (FLOOR_S, SLEEP_MS, SleepingSearchEnv, inprocess_sleep_config, make_batch,
                                   sleep_action, stdio_sleep_config)
+from benchmarks.floors import ChildrenCpu, hop_round_trip_s
 from rlfactory_envs.benchmarking import BenchContext, Timing, row, timed_repeats, timed_repeats_sync
 from rlfactory_envs.kernel.batch import EnvBatch
 from rlfactory_envs.kernel.mcp.toolbox import Toolbox
@@ -69,13 +72,13 @@ def call_text(name: str, arguments: dict[str, Any]) -> str:
 
 
 def path_row(name: str, n: int, timing: Timing, metric: str, value: float, steps: int, sdk: float | None = None,
-             goal_key: str | None = None) -> dict[str, Any]:
+             goal_key: str | None = None, **extra: Any) -> dict[str, Any]:
     """One path: its value, its goal and verdict, and the SDK's value beside it when measured."""
     op, goal = GOALS[goal_key or name]
     passed = value <= goal if op == "<=" else value >= goal
     unit = "s" if metric == "s" else metric
     return row(name, n, timing, metric, value, f"{op} {goal:,g} {unit}", passed, sdk_value=sdk,
-               cpu_us_per_step=1e6 * statistics.median(timing.cpus) / steps, steps_per_repeat=steps)
+               cpu_us_per_step=1e6 * statistics.median(timing.cpus) / steps, steps_per_repeat=steps, **extra)
 
 
 # -- the merged 100 ms call over stdio ------------------------------------------------------------------------
@@ -117,7 +120,7 @@ def merged_rows(context: BenchContext) -> list[dict[str, Any]]:
         timing = asyncio.run(merged_timing(n, repeats))
         sdk = asyncio.run(sdk_stdio_gather_s(n, 1, sleep_command())) if context.compare_sdk else None
         rows.append(path_row("merged_stdio", n, timing, "s", statistics.median(timing.walls), n, sdk,
-                             f"merged_stdio@{4096 if n <= 4096 else 16384}"))
+                             f"merged_stdio@{4096 if n <= 4096 else 16384}", floor_value=FLOOR_S))
     return rows
 
 
@@ -209,7 +212,8 @@ def single_env_row(context: BenchContext, steps: int) -> dict[str, Any]:
     sdk = None
     if context.compare_sdk:
         sdk = asyncio.run(sdk_sequential_rate(steps, context.repeats))
-    return path_row("single_env_stdio", 1, timing, "steps/s", steps / statistics.median(timing.walls), steps, sdk)
+    return path_row("single_env_stdio", 1, timing, "steps/s", steps / statistics.median(timing.walls), steps, sdk,
+                    floor_value=1 / hop_round_trip_s(steps))
 
 
 async def sdk_sequential_rate(calls: int, repeats: int) -> float:
@@ -232,7 +236,9 @@ def third_party_row(context: BenchContext, n: int) -> dict[str, Any]:
         def run() -> None:
             if any(r.is_error for r in toolbox.call_many(calls)):
                 raise RuntimeError("a call to the third-party server failed")
+        servers = ChildrenCpu()
         timing = timed_repeats_sync(min(context.repeats, 3), run)
+        server_cpu_s = servers.take()
     wall = statistics.median(timing.walls)
     sdk = None
     if context.compare_sdk:
@@ -240,7 +246,29 @@ def third_party_row(context: BenchContext, n: int) -> dict[str, Any]:
     result = row("third_party", n, timing, "s", wall, f">= {THIRD_PARTY_GOAL_X:g}x faster than the plain SDK",
                  None if sdk is None else sdk / wall >= THIRD_PARTY_GOAL_X, sdk_value=sdk,
                  cpu_us_per_step=1e6 * statistics.median(timing.cpus) / n, steps_per_repeat=n, pool=THIRD_PARTY_POOL)
+    if server_cpu_s:  # None where /proc does not list children
+        per_run_s = server_cpu_s / (len(timing.walls) + 1)  # the warm-up ran the n calls too
+        result.update(server_cpu_us_per_call=1e6 * per_run_s / n, floor_value=per_run_s / (os.cpu_count() or 1))
     return result
+
+
+def floor_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """What the floors of the single env and the third-party server say of their goals."""
+    by = {r["name"]: r for r in rows}
+    notes = []
+    single = by.get("single_env_stdio")
+    if single is not None:
+        notes.append(f"paths: single_env_stdio's floor, a thread hop and a child's echo with no MCP, is "
+                     f"{single['floor_value']:,.0f} round trips/s on this machine")
+    third = by.get("third_party")
+    if third is not None and "floor_value" in third:
+        line = (f"paths: third_party's servers spend {third['server_cpu_us_per_call'] / 1000:.2f} cpu ms a call: "
+                f"{third['n']:,} calls take {third['floor_value']:.2f} s on {os.cpu_count()} cores at least")
+        sdk = third.get("sdk_value")
+        if sdk:
+            line += f"; the plain SDK's {sdk:.2f} s is {sdk / third['floor_value']:.2f}x that"
+        notes.append(line)
+    return notes
 
 
 def bench_paths(context: BenchContext) -> tuple[list[dict[str, Any]], list[str]]:
@@ -250,7 +278,7 @@ def bench_paths(context: BenchContext) -> tuple[list[dict[str, Any]], list[str]]
     rows = [*merged_rows(context), *function_rows(context, n, rounds), *overhead_rows(context, n, rounds),
             single_env_row(context, 50 if quick else 1000), third_party_row(context, 64 if quick else 4096),
             android_row(context, 64 if quick else 1000, 4 if quick else 10)]
-    notes = [f"paths: the floor of merged_stdio is one {SLEEP_MS} ms call ({FLOOR_S:g} s)"]
+    notes = [f"paths: the floor of merged_stdio is one {SLEEP_MS} ms call ({FLOOR_S:g} s)", *floor_notes(rows)]
     if not context.compare_sdk:
         notes.append("paths: --compare-sdk adds the plain MCP SDK's value of each path beside ours (minutes more)")
     return rows, notes

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
+
+import pytest
 
 from benchmarks.env_bench import main
+from benchmarks.floors import ChildrenCpu
 
 
 def test_quick_env_overhead_writes_report(tmp_path, capsys):
@@ -92,6 +98,31 @@ def test_quick_paths_bench_puts_each_path_beside_its_goal_and_the_plain_sdk(tmp_
     compared = {name for name, r in rows.items() if r["sdk_value"] is not None}
     assert compared == {"merged_stdio", "sync_function", "async_function", "single_env_stdio", "third_party"}
     assert {key.split("/")[0] for key in report["ratios"] if "plain_sdk" in key} == compared
+    # each latency-bound path beside its floor on this machine, measured in the same run
+    floored = {name for name, r in rows.items() if r.get("floor_value")}
+    assert floored == {"merged_stdio", "single_env_stdio", "third_party"}
+    assert {key.split("/")[0] for key in report["ratios"] if "/floor@" in key} == floored
+    assert rows["third_party"]["server_cpu_us_per_call"] > 0
     assert report["machine"]["cores"] >= 1 and report["machine"]["cpu"]
     printed = capsys.readouterr().out
-    assert printed.startswith("machine: ") and "plain MCP SDK" in printed
+    assert printed.startswith("machine: ") and "plain MCP SDK" in printed and "floor" in printed
+    assert "third_party's servers spend" in printed and "single_env_stdio's floor" in printed
+
+
+def test_children_cpu_counts_what_a_child_process_spends_between_readings():
+    """The third-party floor reads its servers' CPU from /proc: a child that spins for 0.3 s of CPU is counted, and a
+    reading right after counts nearly nothing more."""
+    cpu = ChildrenCpu()
+    child = subprocess.Popen([sys.executable, "-c", "import sys, time\nend = time.process_time() + 0.3\n"
+                              "while time.process_time() < end: pass\nprint(flush=True)\nsys.stdin.read()"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        child.stdout.readline()  # it has spun and waits, alive, to be read
+        spent = cpu.take()
+        if spent is None:
+            pytest.skip("this system's /proc does not list a process's children")
+        assert spent >= 0.25
+        time.sleep(0.05)
+        assert cpu.take() < 0.05
+    finally:
+        child.communicate()
