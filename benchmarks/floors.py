@@ -33,21 +33,23 @@ def hop_round_trip_s(round_trips: int, repeats: int = 3) -> float:
     try:
         process = thread.run(asyncio.create_subprocess_exec(
             sys.executable, "-c", ECHO, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE))
-
-        async def echo() -> bytes:
-            process.stdin.write(LINE)  # type: ignore[union-attr]
-            return await process.stdout.readline()  # type: ignore[union-attr]
-
-        runs = []
-        for repeat in range(repeats + 1):  # run 0 warms up
-            started = time.perf_counter()
-            for _ in range(round_trips):
-                thread.run(echo())
-            runs.append((time.perf_counter() - started) / round_trips)
+        runs = [_run_s(thread, process, round_trips) for _ in range(repeats + 1)]  # run 0 warms up
         thread.run(_ended(process))
         return statistics.median(runs[1:])
     finally:
         thread.stop()
+
+
+def _run_s(thread: LoopThread, process: asyncio.subprocess.Process, round_trips: int) -> float:
+    """Seconds a round trip, over ``round_trips`` made one after another from this thread."""
+    async def echo() -> bytes:
+        process.stdin.write(LINE)  # type: ignore[union-attr]
+        return await process.stdout.readline()  # type: ignore[union-attr]
+
+    started = time.perf_counter()
+    for _ in range(round_trips):
+        thread.run(echo())
+    return (time.perf_counter() - started) / round_trips
 
 
 async def _ended(process: asyncio.subprocess.Process) -> None:
@@ -75,7 +77,7 @@ class ChildrenCpu:
     def _read() -> dict[int, float] | None:
         """Each live child's CPU seconds (user and system), by pid."""
         tasks = Path(f"/proc/{os.getpid()}/task")
-        if not tasks.is_dir():
+        if not (tasks / str(os.getpid()) / "children").exists():  # no /proc, or one that lists no children
             return None
         ticks = os.sysconf("SC_CLK_TCK")
         seconds: dict[int, float] = {}
