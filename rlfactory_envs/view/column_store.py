@@ -18,6 +18,8 @@ from rlfactory_envs.view.episode_fields import (LineFields, difficulty_of, end_r
                                                 template_of)
 
 CHUNK_ROWS = 4096
+FIRST_CHUNK_ROWS = 256
+"""The first chunk is flushed this early, so a page opened as indexing begins has rows to show."""
 MAX_PARTS = 32
 """Reward parts a run's table keeps columns for (the first seen); a row's other parts are still on its page."""
 LATENCY_BINS_MS = np.logspace(-1, 6, 29)
@@ -73,7 +75,7 @@ class ColumnStore:
                               seconds_of(fields) if fields.steps else None,
                               1000.0 * sum(latencies) / len(latencies) if latencies else None,
                               *(read(fields) for read in LABEL_COLUMNS.values()), fields.reward_parts))
-        if len(self._pending) >= CHUNK_ROWS:
+        if len(self._pending) >= (CHUNK_ROWS if self._chunks else FIRST_CHUNK_ROWS):
             self.flush()
 
     def flush(self) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import sys
 import time
 from pathlib import Path
 
@@ -17,6 +18,9 @@ from rlfactory_envs.view.viewer_data import NamedRun, named_runs
 
 TOKEN_VARIABLE = "RLF_VIEW_AUTH_TOKEN"
 DEFAULT_PORT = 8765
+SWITCH_INTERVAL_S = 0.0005
+"""How long the indexing thread may hold the GIL while a request waits (Python's default, 5 ms, made a page of
+100,000 episodes wait ~1 s for its first rows: every read and write of a request waited that long again)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,11 +77,13 @@ def serve(runs: list[NamedRun], host: str, port: int, token: str | None) -> int:
 
     from rlfactory_envs.view.server import build_app
 
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     app = build_app(runs, token=token, loopback=is_loopback_host(host))
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", limit_concurrency=64,
                             h11_max_incomplete_event_size=64 * 1024)
     server = uvicorn.Server(config)
     sockets = [config.bind_socket()]
+    sockets[0].listen(config.backlog)  # a connection made as soon as the address is printed waits, not refused
     bound = sockets[0].getsockname()[1]
     shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
     query = f"?token={token}" if token else ""

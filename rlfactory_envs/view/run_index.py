@@ -9,26 +9,33 @@ while it is still being indexed: it gets the rows so far and ``complete: false``
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import time
 from dataclasses import dataclass
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
 from rlfactory_envs.view.column_store import ColumnStore
 from rlfactory_envs.view.episode_fields import NotAnEpisode, decode_line
+from rlfactory_envs.view.foreground import Foreground
 
 BLOCK_BYTES = 8 << 20
 MAX_LINE_BYTES = 256 << 20
 """A longer line is reported as a bad line and skipped, not read."""
 WHITESPACE = b" \t\r\f\v"
 MAX_BAD_KEPT = 1000
+"""Bad lines listed with their reason; more are only counted."""
 MAX_EPISODE_BYTES = 32 << 20
 """An episode's page reads at most this much of its line."""
-"""Bad lines listed with their reason; more are only counted."""
+INDEX_NICENESS = 10
+MAX_PAUSE_S = 0.5
+"""The longest the indexing thread waits, before a block, for the requests being answered (``Foreground``)."""
+"""How much lower than the server's the indexing thread's scheduling priority is (``nice``'s scale)."""
 
 
 @dataclass(frozen=True)
@@ -45,8 +52,10 @@ class BadLine:
 class RunIndex:
     """The index of one run's trajectory files (``sources``), built by ``start``'s thread."""
 
-    def __init__(self, sources: list[Path]):
+    def __init__(self, sources: list[Path], foreground: Foreground | None = None):
         self.sources = sources
+        self.foreground = foreground or Foreground()
+        """The server's requests, which each block waits for (the server gives every run the same one)."""
         self.store = ColumnStore()
         self.bad: list[BadLine] = []
         self.bad_count = 0
@@ -89,6 +98,7 @@ class RunIndex:
 
     def _index_all(self) -> None:
         started = time.perf_counter()
+        yield_the_cpu()
         try:
             for src, path in enumerate(self.sources):
                 self._index_source(src, path)
@@ -106,7 +116,7 @@ class RunIndex:
         pending, pending_at, skipping, line = bytearray(), 0, False, 0
         with path.open("rb") as file:
             at = 0
-            while block := file.read(BLOCK_BYTES):
+            while block := self._next_block(file):
                 pos = 0
                 if pending or skipping:
                     newline = block.find(b"\n")
@@ -128,6 +138,11 @@ class RunIndex:
                 self.bytes_done += len(block)
         if pending:
             self._add(src, line, pending_at, memoryview(pending))
+
+    def _next_block(self, file: BinaryIO) -> bytes:
+        """The next block of ``file``, read once no request is being answered (or ``MAX_PAUSE_S`` has passed)."""
+        self.foreground.wait_idle(MAX_PAUSE_S)
+        return file.read(BLOCK_BYTES)
 
     def _grow(self, src: int, line: int, pending: bytearray, pending_at: int, block: bytes,
               skipping: bool) -> tuple[bytearray, bool]:
@@ -156,6 +171,13 @@ class RunIndex:
         self.bad_count += 1
         if len(self.bad) < MAX_BAD_KEPT:
             self.bad.append(BadLine(src, line + 1, offset, length, reason))
+
+
+def yield_the_cpu() -> None:
+    """Lower the calling thread's scheduling priority (Linux, where a thread has its own niceness), so that serving
+    requests, and a browser on the same machine drawing them, come before indexing."""
+    if sys.platform == "linux":
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), INDEX_NICENESS)
 
 
 def read_bytes(path: Path, offset: int, length: int) -> bytes:

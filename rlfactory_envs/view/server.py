@@ -10,11 +10,13 @@ network). The API, every answer JSON:
 - ``/api/bad?run=I``: the run's unreadable lines.
 
 A malformed request gets ``400`` and one line saying what was wrong; a second search of a run while one scans gets
-``429``. Handlers that read files run in Starlette's thread pool, so a long scan does not stop the others.
+``429``. Handlers that read files run in Starlette's thread pool, so a long scan does not stop the others; while one
+of the others is answered, indexing waits (``Foreground``).
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from importlib import resources
 from typing import Any
 
@@ -25,6 +27,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from rlfactory_envs.view.access import ViewerAccess
+from rlfactory_envs.view.foreground import Foreground
 from rlfactory_envs.view.run_index import RunIndex
 from rlfactory_envs.view.text_search import MAX_QUERY_CHARS, RunSearch
 from rlfactory_envs.view.viewer_data import NamedRun, bad_lines, episode, run_columns, run_meta
@@ -46,6 +49,10 @@ def asset_text(name: str) -> str:
 def build_app(runs: list[NamedRun], *, token: str | None, loopback: bool) -> ViewerAccess:
     """The ASGI app serving ``runs`` behind ``ViewerAccess``."""
     searches = [RunSearch(named.run) if isinstance(named.run, RunIndex) else None for named in runs]
+    foreground = Foreground()
+    for named in runs:
+        if isinstance(named.run, RunIndex):
+            named.run.foreground = foreground
 
     def run_of(request: Request) -> int:
         number = int_param(request, "run")
@@ -110,21 +117,22 @@ def build_app(runs: list[NamedRun], *, token: str | None, loopback: bool) -> Vie
         return Response(asset_text(name), media_type=ASSETS[name])
 
     routes = [Route("/", page), Route("/assets/{name}", asset)]
-    routes += [Route(f"/api/{name}", guarded(handler)) for name, handler in (
-        ("runs", api_runs), ("columns", api_columns), ("episode", api_episode), ("search", api_search),
-        ("bad", api_bad))]
+    routes += [Route(f"/api/{name}", guarded(handler, foreground)) for name, handler in (
+        ("runs", api_runs), ("columns", api_columns), ("episode", api_episode), ("bad", api_bad))]
+    routes.append(Route("/api/search", guarded(api_search, None)))  # a scan of seconds: indexing goes on beside it
     return ViewerAccess(Starlette(routes=routes), token=token, loopback=loopback)
 
 
-def guarded(handler: Any) -> Any:
+def guarded(handler: Any, foreground: Foreground | None) -> Any:
     """``handler`` with a ``BadRequest`` answered as ``400`` and its message (a sync handler: it runs in the thread
-    pool)."""
+    pool), counted in ``foreground`` (indexing waits for it) unless that is ``None``."""
 
     def answer(request: Request) -> Response:
-        try:
-            return handler(request)
-        except BadRequest as exc:
-            return json_response({"error": str(exc)}, 400)
+        with foreground.serving() if foreground else nullcontext():
+            try:
+                return handler(request)
+            except BadRequest as exc:
+                return json_response({"error": str(exc)}, 400)
 
     return answer
 

@@ -1,5 +1,6 @@
 """A 100,000-episode trajectory file in ``rlf view``: the time from opening the page to the first rows drawn
-(goal: under 2 s on a 2-core machine), the time until the whole file is indexed and shown, a sort, a text search,
+(goal: under 2 s on a 2-core machine; the page's own clock, from its navigation's start: Playwright polls for
+the rows every half second), the time until the whole file is indexed and shown, a sort, a text search,
 and the server's memory (goal: under 300 MB). The file is made of the real records of every family, repeated with
 fresh task ids (about 5 KB a line on average, 0.5 GB in all)."""
 
@@ -51,7 +52,8 @@ def test_hundred_thousand_episodes(big_file):
         opened = time.perf_counter()
         page.goto(view.url)
         page.wait_for_selector("[data-testid=episode-row]")
-        first_render = time.perf_counter() - opened
+        seen = time.perf_counter() - opened
+        first_render = float(page.evaluate("document.body.dataset.firstRenderMs")) / 1000
         page.wait_for_function("!document.getElementById('status').textContent.startsWith('indexing')", timeout=120_000)
         page.wait_for_function("(count) => document.querySelector('[data-testid=count]')?.innerText.startsWith(count)",
                                arg=f"{EPISODES:,}")
@@ -73,7 +75,7 @@ def test_hundred_thousand_episodes(big_file):
     factor = load_factor()
     size = big_file.stat().st_size / 2**20
     print(f"\nrlf view, {EPISODES:,} episodes ({size:.0f} MB): serving after {serving:.2f} s; "
-          f"first rows {first_render:.2f} s after opening the page; all indexed and shown after {everything:.2f} s; "
+          f"first rows {first_render:.2f} s after opening the page (by its clock; {seen:.2f} s seen here); all indexed and shown after {everything:.2f} s; "
           f"sort {sorting:.2f} s; search {searching:.2f} s; server RSS {indexed_rss:.0f} MB indexed, peak "
           f"{peak:.0f} MB; load factor {factor:.1f}")
     assert found == sum(1 for i in range(EPISODES) if i % 7919 == 4217)

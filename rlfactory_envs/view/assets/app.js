@@ -459,7 +459,14 @@ async function refreshRuns() {
     document.getElementById("main").innerHTML = "";
     await renderRun(where.run);
   }
-  if (runs.some((r) => !r.complete)) setTimeout(refreshRuns, 700);
+  followIndex();
+}
+
+// While a run is indexed its runs row is polled; sooner while a loaded run still shows no rows.
+function followIndex() {
+  if (!state.runs.some((r) => !r.complete)) return;
+  const empty = Object.values(state.loaded).some((loaded) => loaded && !loaded.complete && !loaded.rows);
+  setTimeout(refreshRuns, empty ? 150 : 700);
 }
 
 async function start() {
@@ -467,7 +474,7 @@ async function start() {
     state.runs = await Source.runs();
     window.addEventListener("hashchange", render);
     await render();
-    if (state.runs.some((r) => !r.complete)) setTimeout(refreshRuns, 700);
+    followIndex();
   } catch (error) {
     document.getElementById("main").innerHTML = `<p class="error" data-testid="error">${esc(error.message)}</p>`;
   }
