@@ -19,8 +19,9 @@ from rlfactory_envs.view.viewer_data import NamedRun, named_runs
 TOKEN_VARIABLE = "RLF_VIEW_AUTH_TOKEN"
 DEFAULT_PORT = 8765
 SWITCH_INTERVAL_S = 0.0005
-"""How long the indexing thread may hold the GIL while a request waits (Python's default, 5 ms, made a page of
-100,000 episodes wait ~1 s for its first rows: every read and write of a request waited that long again)."""
+"""How long the indexing thread may hold the GIL while a request waits: every read and write of a request waits that
+long again (a page opened as 100,000 episodes began indexing drew its first rows after 1.3 s at Python's default,
+5 ms; after 0.7 s at 0.5 ms)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
