@@ -33,9 +33,9 @@ MAX_BAD_KEPT = 1000
 MAX_EPISODE_BYTES = 32 << 20
 """An episode's page reads at most this much of its line."""
 INDEX_NICENESS = 10
+"""How much lower than the server's the indexing thread's scheduling priority is (``nice``'s scale)."""
 MAX_PAUSE_S = 0.5
 """The longest the indexing thread waits, before a block, for the requests being answered (``Foreground``)."""
-"""How much lower than the server's the indexing thread's scheduling priority is (``nice``'s scale)."""
 
 
 @dataclass(frozen=True)
@@ -175,9 +175,13 @@ class RunIndex:
 
 def yield_the_cpu() -> None:
     """Lower the calling thread's scheduling priority (Linux, where a thread has its own niceness), so that serving
-    requests, and a browser on the same machine drawing them, come before indexing."""
-    if sys.platform == "linux":
+    requests, and a browser on the same machine drawing them, come before indexing. A refusal leaves it as it is."""
+    if sys.platform != "linux":
+        return
+    try:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), INDEX_NICENESS)
+    except OSError:
+        pass
 
 
 def read_bytes(path: Path, offset: int, length: int) -> bytes:

@@ -49,10 +49,7 @@ def asset_text(name: str) -> str:
 def build_app(runs: list[NamedRun], *, token: str | None, loopback: bool) -> ViewerAccess:
     """The ASGI app serving ``runs`` behind ``ViewerAccess``."""
     searches = [RunSearch(named.run) if isinstance(named.run, RunIndex) else None for named in runs]
-    foreground = Foreground()
-    for named in runs:
-        if isinstance(named.run, RunIndex):
-            named.run.foreground = foreground
+    foreground = shared_foreground(runs)
 
     def run_of(request: Request) -> int:
         number = int_param(request, "run")
@@ -121,6 +118,15 @@ def build_app(runs: list[NamedRun], *, token: str | None, loopback: bool) -> Vie
         ("runs", api_runs), ("columns", api_columns), ("episode", api_episode), ("bad", api_bad))]
     routes.append(Route("/api/search", guarded(api_search, None)))  # a scan of seconds: indexing goes on beside it
     return ViewerAccess(Starlette(routes=routes), token=token, loopback=loopback)
+
+
+def shared_foreground(runs: list[NamedRun]) -> Foreground:
+    """One ``Foreground`` for every indexed run: each index waits for any request the server answers."""
+    foreground = Foreground()
+    for named in runs:
+        if isinstance(named.run, RunIndex):
+            named.run.foreground = foreground
+    return foreground
 
 
 def guarded(handler: Any, foreground: Foreground | None) -> Any:
