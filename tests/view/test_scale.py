@@ -75,7 +75,8 @@ def test_hundred_thousand_episodes(big_file):
     factor = load_factor()
     size = big_file.stat().st_size / 2**20
     print(f"\nrlf view, {EPISODES:,} episodes ({size:.0f} MB): serving after {serving:.2f} s; "
-          f"first rows {first_render:.2f} s after opening the page (by its clock; {seen:.2f} s seen here); all indexed and shown after {everything:.2f} s; "
+          f"first rows {first_render:.2f} s after opening the page (by its clock; {seen:.2f} s seen here); "
+          f"all indexed and shown after {everything:.2f} s; "
           f"sort {sorting:.2f} s; search {searching:.2f} s; server RSS {indexed_rss:.0f} MB indexed, peak "
           f"{peak:.0f} MB; load factor {factor:.1f}")
     assert found == sum(1 for i in range(EPISODES) if i % 7919 == 4217)
