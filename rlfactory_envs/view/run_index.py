@@ -52,9 +52,9 @@ class BadLine:
 class RunIndex:
     """The index of one run's trajectory files (``sources``), built by ``start``'s thread."""
 
-    def __init__(self, sources: list[Path], foreground: Foreground | None = None):
+    def __init__(self, sources: list[Path]):
         self.sources = sources
-        self.foreground = foreground or Foreground()
+        self.foreground = Foreground()
         """The server's requests, which each block waits for (the server gives every run the same one)."""
         self.store = ColumnStore()
         self.bad: list[BadLine] = []
