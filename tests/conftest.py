@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 import uvicorn
 from hypothesis import settings
+
+from tests.cpu_share import run_lock
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -31,35 +33,74 @@ os.environ.setdefault("RLF_CACHE_DIR", tempfile.mkdtemp(prefix="rlf-test-cache-"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
-SLOW_MODULES = frozenset({
-    "adapters/test_delta_encoder.py", "adapters/test_overhead_bench.py", "adapters/test_reward_server.py",
-    "adapters/test_token_episode.py", "android/test_adb.py", "android/test_android_env.py",
-    "android/test_templates.py", "audit/test_audit_cli.py", "audit/test_run_audit.py",
-    "examples/test_evaluate_vllm_endpoint.py", "examples/test_judge_examples.py", "examples/test_python_api.py",
-    "examples/test_search_server_over_http.py", "examples/test_trainer_scripts_static_and_data_step.py",
-    "fuzz/test_parsers_fuzz.py", "fuzz/test_sql_sandbox_fuzz.py", "fuzz/test_tool_servers_fuzz.py",
-    "generic/test_generic_env.py", "generic/test_generic_semantics.py", "generic/test_third_party_env.py",
-    "kernel/test_faults.py", "kernel/test_malformed_replies.py", "kernel/test_replicas.py", "kernel/test_toolbox.py",
-    "reward_models/test_judge.py", "reward_models/test_travel_plan.py", "search/test_encoders.py",
-    "search/test_env_indexes.py", "search/test_hybrid.py", "search/test_index_build.py",
-    "search/test_milvus_index.py", "search/test_remote_passages.py", "sql/test_generated_suites.py",
-    "sql/test_sql_env.py", "test_benchmarks.py", "test_cli.py", "test_cli_errors.py", "test_deploy.py",
-    "test_docs.py", "test_judge_bench.py", "test_readme.py", "test_replica_bench.py", "test_search_scale_bench.py",
-    "test_semantics.py", "test_soak.py", "testing/test_semantics_library.py", "testing/test_side_effects.py",
-    "tool_servers/test_http_guard.py", "tool_servers/test_inspector.py", "tool_servers/test_launch.py",
-    "tool_servers/test_qwen_tools_server.py", "tool_servers/test_search_server.py",
-})
-"""Test modules (under tests/) that took 8 s or more in one full run on a loaded 2-core machine: left out of the
-quick development suite, ``pytest -m quick`` (every other module's tests, integration tests aside)."""
+SLOW_MODULES = (
+    "test_docs.py", "models/test_gemma_smoke.py", "test_benchmarks.py", "test_search_scale_bench.py",
+    "sql/test_sql_env.py", "adapters/trl/test_grpo_trainer.py", "search/test_index_build.py",
+    "testing/test_semantics_library.py", "search/test_env_indexes.py", "test_cli_errors.py", "kernel/test_faults.py",
+    "examples/test_trainer_scripts_static_and_data_step.py", "test_cli.py", "view/test_browser.py",
+    "service/test_openenv_door.py", "test_semantics.py", "sql/test_answer_bounds.py", "examples/test_judge_examples.py",
+    "kernel/test_toolbox.py", "openenv/test_openenv_env.py", "test_env_service_bench.py", "kernel/test_replicas.py",
+    "search/test_milvus_index.py", "sql/test_generated_suites.py", "android/test_android_env.py", "test_soak.py",
+    "view/test_every_family.py", "tool_servers/test_launch.py", "test_readme.py", "view/test_scale.py",
+    "kernel/test_malformed_replies.py", "rollout/test_openai_strict.py", "adapters/test_reward_server.py",
+    "reward_models/test_judge.py", "tool_servers/test_http_sessions.py", "reward_models/test_travel_plan.py",
+    "testing/test_side_effects.py", "test_layout.py", "fuzz/test_tool_servers_fuzz.py",
+    "tool_servers/test_inspector.py", "test_deploy.py", "sql/test_hostile_bounds.py", "audit/test_audit_cli.py",
+    "generic/test_generic_env.py", "android/test_adb.py", "adapters/test_delta_encoder.py",
+    "fuzz/test_sql_sandbox_fuzz.py", "test_replica_bench.py", "generic/test_generic_semantics.py",
+    "search/test_remote_passages.py", "tool_servers/test_http_guard.py", "fuzz/test_parsers_fuzz.py",
+    "examples/test_search_server_over_http.py", "search/test_encoders.py", "generic/test_third_party_env.py",
+    "audit/test_run_audit.py", "tool_servers/test_search_server.py", "test_judge_bench.py",
+    "tool_servers/test_qwen_tools_server.py", "examples/test_evaluate_vllm_endpoint.py", "android/test_templates.py",
+    "adapters/test_token_episode.py", "examples/test_python_api.py", "adapters/test_overhead_bench.py",
+    "search/test_hybrid.py",
+)
+"""Test modules (under tests/) that took 8 s or more, slowest first (one full run on two workers, 2026-11-29; the last
+ones from an earlier run on a loaded machine). Left out of the quick development suite, ``pytest -m quick`` (every
+other module's tests, integration tests aside), and run first: under ``-n 2 --dist loadfile`` xdist hands the workers
+their files in this order, so a long file never starts last."""
+
+
+def tests_module(item: pytest.Item) -> str:
+    """The test's module under tests/ (``sql/test_sql_env.py``), or ``""``."""
+    tests = REPO_ROOT / "tests"
+    return item.path.relative_to(tests).as_posix() if item.path.is_relative_to(tests) else ""
+
+
+def module_rank(module: str) -> int:
+    """Where a module's tests run: by ``SLOW_MODULES``'s order, every other module after them."""
+    return SLOW_MODULES.index(module) if module in SLOW_MODULES else len(SLOW_MODULES)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark ``quick`` every test of a module outside ``SLOW_MODULES`` that starts no server of its own."""
-    tests = REPO_ROOT / "tests"
+    """Mark ``quick`` every test of a module outside ``SLOW_MODULES`` that starts no server of its own; put the slow
+    modules first, slowest first (a stable sort: each module's tests keep their order)."""
     for item in items:
-        module = item.path.relative_to(tests).as_posix() if item.path.is_relative_to(tests) else ""
-        if module not in SLOW_MODULES and item.get_closest_marker("integration") is None:
+        if tests_module(item) not in SLOW_MODULES and item.get_closest_marker("integration") is None:
             item.add_marker(pytest.mark.quick)
+    items.sort(key=lambda item: module_rank(tests_module(item)))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """xdist keeps the files in the order above instead of sorting them by their number of tests."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+RUN_LOCK = run_lock()
+
+
+def runs_alone(item: pytest.Item | None) -> bool:
+    return item is not None and item.get_closest_marker("alone") is not None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
+    """Under ``pytest -n 2``, a test marked ``alone`` runs with no other test beside it (``tests/cpu_share.py``)."""
+    if RUN_LOCK is None:
+        return (yield)
+    with RUN_LOCK.held(runs_alone(item), runs_alone(nextitem)):
+        return (yield)
 
 
 def shared_file(relative: str) -> Path:

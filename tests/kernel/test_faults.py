@@ -177,6 +177,7 @@ def test_an_http_server_killed_in_the_middle_of_a_batch_then_restarted_serves_ag
 # -- a sick server beside a healthy one --------------------------------------------------------------------
 
 
+@pytest.mark.alone
 @pytest.mark.integration
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("batching", [True, False])

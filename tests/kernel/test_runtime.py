@@ -121,7 +121,10 @@ def test_equal_settings_share_a_runtime_and_settings_that_differ_in_a_limit_shar
             env.close()
 
 
-def test_the_toolbox_stops_when_the_last_env_on_it_closes():
+def test_the_toolbox_stops_when_the_last_env_on_it_closes(monkeypatch):
+    parts = SharedParts()  # the process's own may hold a runtime on the same toolbox (an earlier test's lease)
+    for module in ("rlfactory_envs.kernel.runtime", "rlfactory_envs.kernel.env"):
+        monkeypatch.setattr(f"{module}.SHARED", parts)
     first, second = gym.make(ENV_ID, max_turns=3).unwrapped, gym.make(ENV_ID, max_turns=3).unwrapped
     first.reset(seed=0)
     toolbox = first.toolbox

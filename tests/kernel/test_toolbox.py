@@ -232,6 +232,7 @@ def test_a_hanging_call_fails_alone_and_the_server_survives_the_deadline():
         assert toolbox.call_many([ToolCall("process_id", {})])[0].text == pid  # same process: nothing crashed
 
 
+@pytest.mark.alone
 @pytest.mark.integration
 def test_the_deadline_covers_reconnecting_to_a_slow_starting_server():
     slow_start = {"command": "sh", "args": ["-c", f"sleep 2; exec {sys.executable} -m rlfactory_tool_servers.sleep"],

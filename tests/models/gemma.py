@@ -38,8 +38,9 @@ def load() -> tuple[Any, Any]:
                                                                   dtype=torch.float32)
         saved.mkdir(parents=True, exist_ok=True)
         model.config.save_pretrained(saved)
-        torch.save(model.state_dict(), saved / "weights.pt.part")
-        (saved / "weights.pt.part").rename(saved / "weights.pt")
+        part = saved / f"weights.pt.{os.getpid()}.part"  # another test process may be writing its own
+        torch.save(model.state_dict(), part)
+        part.rename(saved / "weights.pt")
     config = transformers.AutoConfig.from_pretrained(saved)
     model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     model.load_state_dict(torch.load(saved / "weights.pt", weights_only=True))

@@ -175,6 +175,7 @@ async def test_failures_are_not_cached(endpoint):
 
 # -- deadlines and the concurrency bound -------------------------------------------------------------------------
 
+@pytest.mark.alone
 async def test_a_reply_past_the_deadline_scores_0(endpoint):
     url, judge = endpoint
     judge.default = Step("yes", delay_s=5)
@@ -186,6 +187,7 @@ async def test_a_reply_past_the_deadline_scores_0(endpoint):
     assert reward.stats()["failures"] == 1
 
 
+@pytest.mark.alone
 async def test_one_slow_answer_holds_up_no_other_in_a_batch(endpoint):
     url, judge = endpoint
     judge.default = lambda body: Step("yes", delay_s=5) if answer_in(body) == "slow" else "yes"
@@ -216,6 +218,7 @@ async def test_the_deadline_includes_waiting_for_a_slot(endpoint):
     assert second.value == 0.0 and second.reason.startswith("judge timed out after 0.6 s")
 
 
+@pytest.mark.alone
 @pytest.mark.parametrize("bound", [4, 20])  # 20: spread over two HTTP clients, used in turn
 async def test_no_more_requests_in_flight_than_the_concurrency_bound(endpoint, bound):
     url, judge = endpoint

@@ -160,6 +160,7 @@ def test_correct_queries_in_odd_but_harmless_wrappings_score_one(reward, predict
     assert result.value == 1.0, result
 
 
+@pytest.mark.alone
 def test_extract_sql_is_linear_on_long_runs_of_spaces_and_semicolons():
     import time
     started = time.perf_counter()

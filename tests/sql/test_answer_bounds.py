@@ -37,6 +37,7 @@ def suite_reward(suite_dir: str, **options) -> SqlExecutionReward:
     return SqlExecutionReward(SAMPLE_DB_DIR, suite_dir=suite_dir, suite_queries={"bookshop": [COUNT_BOOKS]}, **options)
 
 
+@pytest.mark.alone
 async def test_an_answer_has_one_budget_for_all_its_databases(suite_dir):
     reward = suite_reward(suite_dir, timeout_s=0.5)
     try:
@@ -71,6 +72,7 @@ async def test_a_long_query_is_parsed_once_not_on_every_database(suite_dir, monk
         reward.close()
 
 
+@pytest.mark.alone
 async def test_honest_answers_go_first_beside_more_hostile_answers_than_threads():
     reward = SqlExecutionReward(DatabaseCatalog(SAMPLE_DB_DIR, threads=4), test_suite="off", timeout_s=2.0)
     try:
@@ -103,6 +105,7 @@ def test_results_and_the_gold_cache_are_counted_in_bytes():
         reward.close()
 
 
+@pytest.mark.alone
 async def test_a_hostile_answer_ends_at_its_wall_deadline_waits_included():
     """More endless answers than one core can give their CPU budgets: each ends at its wall deadline (4 x timeout_s
     from its arrival, its waits behind the others included) and scores 0 as a timeout; the deadline used to move
@@ -121,6 +124,7 @@ async def test_a_hostile_answer_ends_at_its_wall_deadline_waits_included():
         reward.close()
 
 
+@pytest.mark.alone
 async def test_a_heavy_honest_answer_preempts_heavy_answers_that_used_more_cpu():
     """Every heavy thread is held by an endless answer that has used more CPU; a right answer that needs 0.1-0.2 s
     of CPU takes a thread (one of them gives its thread back and waits again) and the CPU (the one running hands it
@@ -146,6 +150,7 @@ async def test_a_heavy_honest_answer_preempts_heavy_answers_that_used_more_cpu()
         reward.close()
 
 
+@pytest.mark.alone
 async def test_a_long_query_is_read_under_its_deadline_not_past_it():
     """Reading (parsing) an 84 KB expression took 0.6-1.9 s of pure Python, where no SQLite handler checks in; it
     checks in from a trace function instead, so it stops at the answer's deadline rather than after the parse. With
@@ -157,7 +162,10 @@ async def test_a_long_query_is_read_under_its_deadline_not_past_it():
         started = time.monotonic()
         scored = await reward.score(RewardInput(Task(COUNT_BOOKS), long_sum))
         took = time.monotonic() - started
-        assert scored.value == 0.0 and scored.reason.startswith("timeout: "), scored.reason
-        assert "read" in scored.reason and took < 1.5, (took, scored.reason)  # 1.94 s before, pure Python
+        assert scored.value == 0.0 and took < 1.5, (took, scored.reason)  # 1.94 s before, pure Python
+        # the compiled parse takes 0.13-0.3 s against the 0.2 s wall clock: stopped once read, or read in time and
+        # refused by SQLite (more than 1,000 levels of expression)
+        assert (scored.reason.startswith("timeout: ") and "read" in scored.reason
+                or "Expression tree is too large" in scored.reason), scored.reason
     finally:
         reward.close()

@@ -103,6 +103,7 @@ async def test_waiting_for_a_thread_counts_against_the_deadline():
     pool.close()
 
 
+@pytest.mark.alone
 async def test_heavy_units_keep_the_reserved_threads_free_for_light_ones():
     """Three quarters of the threads at most go to heavy clients: with every one of those held, a light client is
     admitted at once, a heavy one waits."""
@@ -141,6 +142,7 @@ async def test_the_sql_servers_heavy_queries_take_no_thread_of_the_light_ones():
     pool.close()
 
 
+@pytest.mark.alone
 def test_a_light_turn_stops_past_its_cpu_slice_and_a_heavy_one_at_its_deadline():
     db, pool = sample_database(), FairPool(2)
     light = Turn(pool.client(), False)
@@ -203,6 +205,7 @@ async def test_a_long_query_text_is_read_holding_the_cpu_baton_and_once_per_call
     assert parses == [(len(LONG_TEXT), HEAVY_RUNNERS - 1)]  # read once, by the baton's holder
 
 
+@pytest.mark.alone
 async def test_honest_queries_are_answered_at_once_beside_many_hostile_callers():
     """More hostile callers than threads, each with two endless queries: before the fair pool their queries held
     every thread until their deadline and an honest query waited for it (or was never run)."""
@@ -231,6 +234,7 @@ async def test_the_third_query_of_a_session_waits_on_the_real_server():
     assert sum("ran longer than 1 s" in message for message in messages) == 2, messages
 
 
+@pytest.mark.alone
 def test_a_query_past_its_deadline_is_interrupted_without_the_progress_handler(monkeypatch):
     monkeypatch.setattr(engine, "PROGRESS_OPCODES", 2**30)  # connections opened now: the handler never runs
     db = sample_database()
@@ -260,6 +264,7 @@ def test_the_env_sends_its_episode_in_meta_and_the_model_never_sees_it():
         env.close()
 
 
+@pytest.mark.alone
 async def test_an_honest_step_merged_with_hostile_queries_does_not_wait_for_them():
     """The honest and the hostile envs step on one loop, so their queries travel in one merged request; the honest
     one comes back when it is done, not when the hostile ones hit their deadline."""

@@ -79,6 +79,7 @@ def listing(directory) -> list[str]:
     return sorted(p.name for p in directory.rglob("*"))
 
 
+@pytest.mark.alone
 @pytest.mark.parametrize("template", HOSTILE)
 def test_hand_written_attacks_fail_at_both_walls_and_change_nothing(writable_copy, tmp_path, template):
     sql = template.format(tmp=tmp_path)
@@ -191,6 +192,7 @@ SLOW_IN_ONE_CALL = [
 ]
 
 
+@pytest.mark.alone
 @pytest.mark.parametrize("sql", SLOW_IN_ONE_CALL)
 def test_functions_whose_one_call_could_run_for_minutes_stay_within_the_deadline(writable_copy, sql):
     db = ReadOnlyDatabase(writable_copy)

@@ -8,6 +8,7 @@ import asyncio
 import threading
 import time
 
+import pytest
 from mcp import Client
 
 from rlfactory_tool_servers.functions import build_server
@@ -46,6 +47,7 @@ async def test_a_batch_of_quick_blocking_calls_takes_one_worker_thread():
     assert threading.get_ident() not in THREADS  # not the loop's thread
 
 
+@pytest.mark.alone
 async def test_a_hanging_blocking_call_holds_back_no_other_and_fails_alone_at_the_deadline():
     RELEASE.clear()
     try:
@@ -65,6 +67,7 @@ async def test_a_hanging_blocking_call_holds_back_no_other_and_fails_alone_at_th
         RELEASE.set()
 
 
+@pytest.mark.alone
 async def test_waits_ending_in_the_same_millisecond_share_one_timer():
     alarms = Alarms()
     started = time.monotonic()

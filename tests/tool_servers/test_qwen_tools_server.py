@@ -86,6 +86,7 @@ def test_failures_are_error_results_that_name_the_tool_and_the_error():
     assert out_of_range.text.endswith("invalid arguments at $.times: 0 is less than the minimum of 1")
 
 
+@pytest.mark.alone
 def test_a_slow_tool_runs_in_a_thread_and_times_out_as_an_error():
     with Toolbox(inprocess(REPEAT, SLEEP, "--timeout-s", "3")) as toolbox:
         started = time.perf_counter()

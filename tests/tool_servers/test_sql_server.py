@@ -117,6 +117,7 @@ def test_toolbox_merges_concurrent_queries_into_one_request():
     assert [r.text.splitlines()[1] for r in results] == [str(i + 24) for i in range(64)]
 
 
+@pytest.mark.alone
 async def test_a_cartesian_join_stops_by_its_deadline_while_other_calls_are_answered():
     world = shared_file("spider/database/world_1/world_1.sqlite")  # city: 4,079 rows, the largest dev table
     catalog = DatabaseCatalog({"world_1": world}, threads=4)

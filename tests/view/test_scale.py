@@ -44,6 +44,7 @@ def big_file(family_runs, tmp_path_factory):
     path.unlink()
 
 
+@pytest.mark.alone
 def test_hundred_thousand_episodes(big_file):
     started = time.perf_counter()
     with viewer(big_file) as view, chromium() as browser:
