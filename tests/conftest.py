@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 import uvicorn
 from hypothesis import settings
-
-from tests.cpu_share import run_lock
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from tests.cpu_share import run_lock
 
 # CI (.ci/run sets RLF_HYPOTHESIS_PROFILE=ci) draws the same examples on every run, so a verdict never depends on
 # luck; a developer's run explores new ones each time.
