@@ -2,9 +2,11 @@
 
 The agent loops return the env's own reward; this is for trainers that only keep the decoded response and call a
 ``compute_score`` afterwards. The answer is taken from the last model turn of the response (after the last
-assistant header, also when decoded without special tokens, or after the last ``</information>`` block for
-Search-R1's format), parsed by the env's own parser and scored by the env's own reward model, so both paths give
-the same reward for the same answer.
+assistant header, or after the last ``</information>`` block for Search-R1's format), parsed by the env's own parser
+and scored by the env's own reward model, so both paths give the same reward for the same answer. Decoded without
+special tokens, a header reads as plain text (``"\\nassistant\\n"``) that the model can write too: the plain form
+is read only in a response with no special header, and there a model that writes it is read from there on. Keep
+the special tokens in the decoded response (``skip_special_tokens=False``) when scoring this way.
 """
 
 from __future__ import annotations
@@ -18,10 +20,16 @@ from rlfactory_reward_models.base import Reward, RewardInput
 
 
 def last_model_turn(response: str, markers: Sequence[str]) -> str:
-    """The text after the latest of ``markers`` (the env's chat format's ``last_turn_markers``: where the env's text
-    ends and the model's turn begins) in ``response``; the whole ``response`` when there is none."""
-    end = max((response.rfind(marker) + len(marker) for marker in markers if marker in response), default=0)
-    return response[end:]
+    """The text after the last occurrence of the first of ``markers`` that ``response`` holds; the whole ``response``
+    when it holds none. ``markers`` are the env's chat format's ``last_turn_markers`` (where the env's text ends and
+    the model's turn begins), in order of preference: the header with its special tokens comes before its form
+    decoded without them, which a model can write itself, so that form counts only in a text with no special
+    header."""
+    for marker in markers:
+        start = response.rfind(marker)
+        if start >= 0:
+            return response[start + len(marker):]
+    return response
 
 
 def final_answer(env: ToolEnv, response: str) -> tuple[str, str | None]:

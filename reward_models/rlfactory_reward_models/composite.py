@@ -1,13 +1,15 @@
 """A weighted sum of rewards: ``{"exact_match": 0.7, "judge": 0.3, "format": 0.1}``.
 
 Each term is a reward model, or one named part of a model's reward (``f1`` of the QA reward, ``pass_rate`` of the
-travel verdict), times its weight. A model shared by several terms is scored once per episode. The declared range
-is the weighted sum of the terms' ranges (a negative weight is a penalty), and each term's value is checked
-against its model's range: a term that fails (its model raised, or gave a value outside its range or no such part)
-counts the low end of its range, with the reason. ``parts`` holds each term's value under its name, then the
-models' own parts where no term has that name; ``info`` merges the models' (e.g. ``travel_eval``, ``judge``),
-names the terms that failed in ``failed_terms`` (raised, out of range, or marked ``reward_failed`` by their model: a
-judge that gave no verdict), and is ``reward_failed`` only when every term failed.
+travel verdict), times its weight. A model shared by several terms is scored once per episode. The declared range is
+the weighted sum of the terms' ranges (a negative weight is a penalty), and each term's value is checked against its
+model's range: a term that fails (its model raised, gave a value outside its range or no such part, or marked its
+reward ``reward_failed``) counts the low end of its weighted range, with the reason: the model's low end for a
+positive weight, its high end for a penalty (a penalty a policy can make fail must not be escaped that way).
+``parts`` holds each term's value under its name, then the models' own parts where no term has that name; ``info``
+merges the models' (e.g. ``travel_eval``, ``judge``), names the terms that failed in ``failed_terms`` (raised, out
+of range, or marked ``reward_failed`` by their model: a judge that gave no verdict), and is ``reward_failed`` only
+when every term failed.
 """
 
 from __future__ import annotations
@@ -35,16 +37,24 @@ class RewardTerm:
         low, high = self.model.reward_range
         return min(self.weight * low, self.weight * high), max(self.weight * low, self.weight * high)
 
+    @property
+    def worst(self) -> float:
+        """The unweighted value a failed term counts: the one that makes the weighted term lowest."""
+        low, high = self.model.reward_range
+        return low if self.weight >= 0 else high
+
     def value(self, reward: Reward | BaseException) -> tuple[float, str | None]:
         """This term's unweighted value in ``reward`` (its model's result), and why it failed, if it did."""
         low, high = self.model.reward_range
         if isinstance(reward, BaseException):
-            return low, f"raised {type(reward).__name__}: {reward}"
+            return self.worst, f"raised {type(reward).__name__}: {reward}"
         value = reward.value if self.part is None else reward.parts.get(self.part)
         if value is None:
-            return low, f"the reward has no part {self.part!r}"
+            return self.worst, f"the reward has no part {self.part!r}"
         if not isinstance(value, (int, float)) or not math.isfinite(value) or not low <= value <= high:
-            return low, f"gave {value!r:.40}, outside [{low:g}, {high:g}]"
+            return self.worst, f"gave {value!r:.40}, outside [{low:g}, {high:g}]"
+        if reward.info.get("reward_failed"):
+            return self.worst, None  # the model's own reason is added with the others
         return float(value), None
 
 

@@ -1,15 +1,17 @@
 """A user's reward function as a reward model: ``fn(answer, ground_truth, **context) -> float | dict``.
 
 ``answer`` is the final answer's text (``None`` when the episode ended without one), ``ground_truth`` the task's
-reference. ``context`` holds the row's other columns by name, and ``task`` (the row), ``messages`` (the whole
-episode as chat messages), ``tool_results`` (every call the env ran: name, arguments, text, is_error, server) and
-``response`` (the last raw response); a function that does not take ``**context`` gets only the names it declares.
-It may be sync (run in a worker thread, so it never stalls the batch's tool calls) or async.
+reference (its ``ground_truth``: a row's for ``rlf/MCP-v0``, ``{"target": [answers]}`` for search, the gold query
+for SQL, the instance for Android; ``None`` for a task without one, such as a travel query). ``context`` holds the
+row's other columns by name, and ``task`` (the row), ``messages`` (the whole episode as chat messages),
+``tool_results`` (every call the env ran: name, arguments, text, is_error, server) and ``response`` (the last raw
+response); a function that does not take ``**context`` gets only the names it declares. It may be sync (run in a
+worker thread, so it never stalls the batch's tool calls) or async.
 
 It returns a number (``True``/``False`` count as 1/0), or a dict with a numeric ``"score"`` and any other named
 numeric parts (they reach ``info["reward_parts"]``). A value outside ``reward_range``, a non-number, an exception
-or a timeout scores the range's low end with the reason in ``info["reward_reason"]``: a broken reward never takes a
-batch down.
+or a timeout scores the range's low end with the reason in ``info["reward_reason"]`` and ``info["reward_failed"]``:
+a broken reward never takes a batch down, and a rollout counts it as failed, not as a wrong answer.
 """
 
 from __future__ import annotations
@@ -110,4 +112,6 @@ class FunctionReward(RewardModelBase):
         return float(value)
 
     def _failed(self, reason: str) -> Reward:
-        return Reward(self.reward_range[0], {}, reason)
+        """The range's low end, marked failed: a rollout counts it apart from a wrong answer, a weighted reward
+        names the term in ``failed_terms``."""
+        return Reward(self.reward_range[0], {}, reason, {"reward_failed": True})

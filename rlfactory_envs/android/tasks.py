@@ -43,6 +43,12 @@ class AndroidTask:
     def goal(self) -> str:
         return self.definition.goal_text(self.params)
 
+    @property
+    def ground_truth(self) -> dict[str, Any]:
+        """The instance, not its parameters: their types differ between templates, which a parquet column of a
+        trainer's data file cannot hold (the row's task JSON keeps them). A user's reward function receives it."""
+        return {"template": self.template, "seed": self.seed, "goal": self.goal}
+
     def to_dict(self) -> dict[str, Any]:
         definition, params = self.definition, self.params
         return {"template": self.template, "seed": self.seed, "params": params, "goal": definition.goal_text(params),

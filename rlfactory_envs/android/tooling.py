@@ -22,6 +22,4 @@ class AndroidTooling(FamilyTooling):
         return android_hacks()
 
     def ground_truth(self, env: Any, task: AndroidTask) -> dict[str, Any]:
-        """The instance, not its parameters: their types differ between templates, which a parquet column of a
-        trainer's data file cannot hold (the row's task JSON keeps them)."""
-        return {"template": task.template, "seed": task.seed, "goal": task.goal}
+        return task.ground_truth

@@ -58,8 +58,9 @@ def _format_only(env: ToolEnv) -> str:
 
 
 def response_size_limit(env: ToolEnv) -> int:
-    """The longest response the env reads (``max_action_chars``), or ``LONG_RESPONSE_CHARS`` without one."""
-    limit = getattr(env, "max_action_chars", None)
+    """The longest response the env reads (its limits' ``max_action_chars``), or ``LONG_RESPONSE_CHARS`` without
+    one."""
+    limit = getattr(getattr(env, "limits", None), "max_action_chars", None)
     return limit if isinstance(limit, int) and limit > 0 else LONG_RESPONSE_CHARS
 
 

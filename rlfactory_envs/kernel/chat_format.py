@@ -34,7 +34,9 @@ class ChatFormat(Protocol):
       than chat turns; an OpenAI-compatible client then continues the message instead of sending turns.
     - ``template_kwargs``: chat-template kwargs a rendered prompt needs to agree with the observations.
     - ``last_turn_markers``: strings the env writes right before each model turn (the latest one starts the
-      model's last turn in a decoded transcript).
+      model's last turn in a decoded transcript), in order of preference: the first one a transcript holds is
+      the one read (a header's form decoded without special tokens comes after the header itself: the model can
+      write the plain form).
     """
 
     name: str

@@ -61,6 +61,7 @@ from rlfactory_envs.kernel.runtime import (MAX_FEEDBACK_CHARS, MissingToolWarnin
 from rlfactory_envs.kernel.settings import EnvSettings, EpisodeLimits
 from rlfactory_envs.kernel.shared import SHARED
 from rlfactory_envs.kernel.tool_call import ParsedAction, ToolCall, ToolResult
+from rlfactory_envs.kernel.unicode_text import without_lone_surrogates
 from rlfactory_reward_models.base import Reward, RewardInput, RewardModel
 
 if TYPE_CHECKING:
@@ -119,18 +120,6 @@ def clip_text(text: str, limit: int, what: str) -> str:
     note = f"\n[... {what} cut: {len(text) - limit:,} more characters]"
     keep = max(0, limit - len(note))
     return text[:keep] + note[: limit - keep]
-
-
-def without_lone_surrogates(text: str) -> str:
-    """``text`` with unpaired UTF-16 surrogates (a tool's JSON may carry ``"\\ud800"``) replaced by U+FFFD: they
-    have no UTF-8 form, so no tokenizer takes them and a trainer could not tokenise the observation."""
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
 
 
 @dataclasses.dataclass(slots=True)
@@ -639,7 +628,8 @@ class ToolEnv(gym.Env[str, str]):
         process_reward = self.runtime.process_reward
         if process_reward is None:
             return 0.0
-        record = Turn(turn, action, calls, errors, len(parsed.errors), parsed.answer is not None)
+        answered = parsed.answer is not None and bool(parsed.answer.strip())
+        record = Turn(turn, action, calls, errors, len(parsed.errors), answered)
         paid, scores, reason = process_reward.score(record)
         info["process_reward"], info["process_reward_parts"] = paid, scores
         if reason is not None:

@@ -22,6 +22,7 @@ import json
 from typing import Protocol
 
 from rlfactory_envs.kernel.tool_call import ParsedAction, ToolCall
+from rlfactory_envs.kernel.unicode_text import json_without_lone_surrogates
 from rlfactory_reward_models.lenient_json import UNREADABLE, load_json_leniently
 
 DEFAULT_MAX_TOOL_CALLS = 8
@@ -160,6 +161,8 @@ def _read_call(block: str, call_id: int, *, lenient: bool) -> tuple[ToolCall | N
     payload, problem = _lenient_json(body) if lenient else _strict_json(body)
     if problem:
         return None, problem
+    if "\\u" in body or not body.isascii():  # a lone surrogate would fail every call merged with this one
+        payload = json_without_lone_surrogates(payload)
     if not isinstance(payload, dict):
         return None, f"expected a JSON object like {{\"name\": ..., \"arguments\": {{...}}}}, got {_preview(body)!r}."
     name = payload.get("name")
@@ -196,8 +199,15 @@ def _strict_json(body: str) -> tuple[object, str]:
     try:
         return json.loads(body), ""
     except (ValueError, RecursionError) as exc:
-        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-        return None, f"it is not valid JSON ({reason}): {_preview(body)!r}."
+        return None, f"it is not valid JSON ({json_problem(exc)}): {_preview(body)!r}."
+
+
+def json_problem(exc: ValueError | RecursionError) -> str:
+    """What ``json.loads`` found wrong, in words (an integer past Python's digit limit raises a plain
+    ``ValueError``, whose advice after the colon is for a programmer)."""
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.msg
+    return "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(":")[0]
 
 
 def _lenient_json(body: str) -> tuple[object, str]:

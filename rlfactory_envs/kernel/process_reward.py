@@ -3,13 +3,14 @@
 ``process_reward=`` takes a built-in name, ``"package.module:function"``, a function, or a mapping of those to
 weights (``{"format": 0.1, "tool_errors": 0.2}``). The built-ins score one turn (``Turn``):
 
-- ``format``: 1 when the response was readable (tool calls or an answer, with no parse error), else 0;
+- ``format``: 1 when the response was readable (tool calls or a non-blank answer, with no parse error), else 0;
 - ``tool_success``: the share of the turn's tool calls that succeeded (0 for a turn without calls);
 - ``tool_errors``: minus the share of the turn's tool calls that failed, a penalty in [-1, 0].
 
 A function takes the ``Turn`` and returns a finite number in [-1, 1]; it runs inline on every step, so it must be
-cheap and synchronous. One that raises or returns anything else scores 0 for that turn, with the reason in
-``info["process_reward_reason"]``.
+cheap and synchronous. One that raises or returns anything else scores the low end of its weighted range for that
+turn (its range's low end, or its high end under a negative weight: a penalty a policy can make fail is not escaped
+that way), with the reason in ``info["process_reward_reason"]``.
 
 A turn pays ``sum(weight * score) / max_turns``: the process rewards of an episode add up to at most
 ``sum(weight * high)`` however many turns it takes, and ``info["process_reward"]`` (paid) and
@@ -43,7 +44,7 @@ class Turn:
     """Calls of this turn that came back as errors (unknown tool, bad arguments, timeouts, tool failures)."""
     parse_errors: int
     answered: bool
-    """The response gave a final answer."""
+    """The response gave a final answer that is not blank (``<answer></answer>`` answers nothing)."""
 
     @property
     def readable(self) -> bool:
@@ -82,6 +83,11 @@ class _Term:
     bounds: tuple[float, float]
     weight: float
 
+    @property
+    def worst(self) -> float:
+        """What a failed score counts: the end of ``bounds`` that makes the weighted term lowest."""
+        return self.bounds[0] if self.weight >= 0 else self.bounds[1]
+
 
 class ProcessReward:
     """The per-turn scores a ``process_reward=`` setting asks for, paid over ``max_turns`` turns."""
@@ -106,12 +112,12 @@ class ProcessReward:
             try:
                 value = term.fn(turn)
             except Exception as exc:  # noqa: BLE001 - a user's scorer must not take a batch down
-                value, why = 0.0, f"raised {type(exc).__name__}: {exc}"
+                value, why = term.worst, f"raised {type(exc).__name__}: {exc}"
             else:
                 why = _problem(value, term.bounds)
             if why is not None:
                 reasons.append(f"process reward {term.name!r} {why}")
-                value = 0.0
+                value = term.worst
             scores[term.name] = float(value)
         paid = sum(term.weight * scores[term.name] for term in self.terms) / self.max_turns
         return paid, scores, "; ".join(reasons) or None

@@ -24,6 +24,7 @@ from rlfactory_envs.env_spec import make_env
 from rlfactory_envs.kernel.batch import EnvBatch
 from rlfactory_envs.kernel.env import ToolEnv
 from rlfactory_envs.kernel.families import tooling_of
+from rlfactory_envs.kernel.unicode_text import without_lone_surrogates
 from rlfactory_envs.rollout.policy import EndpointPolicy, Policy, PolicyError
 from rlfactory_envs.rollout.step_details import step_details
 from rlfactory_envs.rollout.task_plan import ORDER_WORDS, TaskOrder, TaskPlan, plan_tasks, sampling_metrics
@@ -70,7 +71,10 @@ class EpisodeRecord:
     """Each step's tool calls, latencies, errors and process reward (``rollout.step_details``)."""
 
     def to_json(self) -> str:
-        return json.dumps({"format_version": TRAJECTORY_FORMAT_VERSION, **self.__dict__}, ensure_ascii=False)
+        """One JSON line; a lone surrogate (a Python caller's action may hold one) is written as U+FFFD, which a
+        UTF-8 file can hold."""
+        record = {"format_version": TRAJECTORY_FORMAT_VERSION, **self.__dict__}
+        return without_lone_surrogates(json.dumps(record, ensure_ascii=False))
 
 
 @dataclass

@@ -16,6 +16,12 @@ class SearchTask:
     golden_answers: tuple[str, ...]
     data_source: str = "nq"
 
+    @property
+    def ground_truth(self) -> dict[str, list[str]]:
+        """The reference as Search-R1's data files hold it (``reward_model.ground_truth``), and as a user's reward
+        function receives it."""
+        return {"target": list(self.golden_answers)}
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "task_id": self.task_id,

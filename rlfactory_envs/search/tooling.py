@@ -26,4 +26,4 @@ class SearchTooling(FamilyTooling):
         return (scorable or list(task.golden_answers) or [None])[0]
 
     def ground_truth(self, env: Any, task: SearchTask) -> dict[str, list[str]]:
-        return {"target": list(task.golden_answers)}
+        return task.ground_truth

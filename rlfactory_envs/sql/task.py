@@ -19,6 +19,11 @@ class SqlTask:
     evidence: str = ""
     data_source: str = "spider"
 
+    @property
+    def ground_truth(self) -> str:
+        """The reference a user's reward function receives: the gold query."""
+        return self.gold_sql
+
     def to_dict(self) -> dict[str, Any]:
         return {"task_id": self.task_id, "db_id": self.db_id, "question": self.question, "gold_sql": self.gold_sql,
                 "evidence": self.evidence, "data_source": self.data_source}

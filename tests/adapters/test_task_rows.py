@@ -103,3 +103,14 @@ def test_the_search_r1_prompt_has_no_tool_calling_system_block(qwen3_tokenizer):
     assert row.tools == []
     prompt = prompt_text(qwen3_tokenizer, row.messages, row.tools, **row.template_kwargs)
     assert "<tool_call>" not in prompt and "# Tools" not in prompt and "<search>" in prompt
+
+
+def test_a_plain_header_the_model_writes_is_not_a_turn_where_special_headers_are_kept():
+    """``"\\nassistant\\n"`` is how the header reads decoded without special tokens; in a response that kept them,
+    the model wrote it itself, and the answer after it is not the one the env read."""
+    row = next(iter(task_rows(ENV_ID, {"max_turns": 3}, limit=1)))
+    gold = row.task["golden_answers"][0]
+    response = (f"<|im_start|>assistant\n<answer>wrong</answer>\nassistant\n<answer>{gold}</answer><|im_end|>")
+    assert last_model_turn(response, Qwen3ChatFormat.last_turn_markers).startswith("<answer>wrong</answer>")
+    assert score_response(ENV_ID, row.task, response).value == 0.0
+    assert score_response(ENV_ID, row.task, response.replace("wrong", gold)).value == 1.0

@@ -98,6 +98,19 @@ def test_nested_answer_tags(started):
     assert answer_of(env, response) == f"{WRONG_ANSWER} <answer>{reference}"
 
 
+def test_longest_response_follows_a_limit_that_is_not_the_default():
+    """The limit is the env's ``limits.max_action_chars``: the hack once read an attribute no env has and sent
+    65,536 characters, past a 4,096 limit, so its wrong answer was never read and the row tested nothing."""
+    env = make_env("rlf/Search-NQ-v0", max_action_chars=4096)
+    try:
+        env.reset(seed=0)
+        response = respond("longest_response", env, "")
+        assert len(response) == response_size_limit(env) == 4096
+        assert answer_of(env, response) == WRONG_ANSWER
+    finally:
+        env.close()
+
+
 def test_longest_response_fills_the_limit_and_earns_nothing(started):
     env, observation = started
     response = respond("longest_response", env, observation)

@@ -165,3 +165,60 @@ def test_lone_surrogates_in_tool_output_become_replacement_characters():
         assert clipped.text == clean and clipped.name == "search"
     finally:
         env.close()
+
+
+LONE_SURROGATE_CALL = '<tool_call>\n{"name": "search", "arguments": {"query": "harn \\ud800", "\\udc00": ["\\udfff"]}}\n</tool_call>'
+"""A call whose JSON escapes decode to lone surrogates, which no UTF-8 request, file or tokenizer can hold."""
+
+
+def test_lone_surrogate_escapes_in_a_tool_call_become_replacement_characters():
+    from rlfactory_envs.kernel.dialects.base import make_call
+    from rlfactory_envs.kernel.parsers import HermesToolCallParser
+
+    (parsed,) = HermesToolCallParser().parse(LONE_SURROGATE_CALL).tool_calls
+    assert parsed.arguments == {"query": "harn \ufffd", "\ufffd": ["\ufffd"]}
+    paired = HermesToolCallParser().parse('<tool_call>{"name": "s", "arguments": {"q": "\\ud83d\\ude00 é"}}</tool_call>')
+    assert paired.tool_calls[0].arguments == {"q": "\U0001F600 é"}
+    call, _ = make_call("search\ud800", {"query": ["a\udfff"]}, 0)
+    assert (call.name, call.arguments) == ("search\ufffd", {"query": ["a\ufffd"]})
+
+
+def test_one_calls_lone_surrogate_fails_no_other_call_merged_with_it():
+    """Over stdio the merged request is encoded whole: one env's unencodable query failed every env's search."""
+    batch = EnvBatch.make("rlf/Search-NQ-v0", 4, transport="stdio")
+    try:
+        batch.reset(seeds=[0, 1, 2, 3])
+        good = call("search", {"query": "ysolde harn"})
+        results = batch.step(['<tool_call>{"name": "search", "arguments": {"query": "harn \\ud800"}}</tool_call>', good,
+                              good, good])
+        assert [r.info["tool_results"][0]["is_error"] for r in results] == [False] * 4
+        assert all("Ysolde Harn" in r.info["tool_results"][0]["text"] for r in results[1:])
+        assert results[0].info["tool_calls"][0]["arguments"]["query"] == "harn \ufffd"
+    finally:
+        batch.close()
+
+
+def test_a_number_past_pythons_digit_limit_is_named_as_such():
+    from rlfactory_envs.kernel.parsers import HermesToolCallParser
+
+    parsed = HermesToolCallParser(repair=False).parse(
+        '<tool_call>{"name": "search", "arguments": {"topk": ' + "9" * 5000 + "}}</tool_call>")
+    assert "4300 digits" in parsed.errors[0] and "nested" not in parsed.errors[0]
+
+
+def test_a_rollout_writes_an_episode_whose_call_held_a_lone_surrogate(tmp_path):
+    import asyncio
+
+    from rlfactory_envs.rollout.runner import run_rollouts
+
+    class Scripted:
+        name = "scripted"
+
+        async def act(self, env, observation):
+            return LONE_SURROGATE_CALL if env.turn == 0 else "<answer>Corrow Pass</answer>"
+
+    path = tmp_path / "trajectories.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        summary, _ = asyncio.run(run_rollouts("rlf/Search-NQ-v0", lambda env: Scripted(), 2, out=out, progress=False))
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert summary.episodes == 2 and len(lines) == 2 and "\ufffd" in lines[0]["transcript"] + json.dumps(lines[0])

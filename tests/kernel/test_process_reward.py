@@ -57,16 +57,16 @@ def test_each_step_pays_its_turn_and_the_last_step_adds_the_outcome():
         env.close()
 
 
-def test_a_users_function_by_name_and_its_failures_score_zero_with_the_reason():
+def test_a_users_function_by_name_and_its_failures_score_the_low_end_with_the_reason():
     here = __name__
     env = gym.make("rlf/Search-NQ-v0", process_reward={f"{here}:turn_count": 1.0, f"{here}:out_of_range": 1.0,
                                                        f"{here}:broken": 1.0}).unwrapped
     try:
         env.reset(seed=0)
         _, reward, *_, info = env.step(SEARCH)
-        assert reward == pytest.approx(0.5 / 4)
-        assert info["process_reward_parts"] == {f"{here}:turn_count": 0.5, f"{here}:out_of_range": 0.0,
-                                                f"{here}:broken": 0.0}
+        assert reward == pytest.approx((0.5 - 1.0 - 1.0) / 4)
+        assert info["process_reward_parts"] == {f"{here}:turn_count": 0.5, f"{here}:out_of_range": -1.0,
+                                                f"{here}:broken": -1.0}
         assert "outside [-1, 1]" in info["process_reward_reason"] and "RuntimeError: bug" in info[
             "process_reward_reason"]
     finally:
@@ -99,3 +99,25 @@ def test_an_episodes_process_rewards_stay_within_the_declared_range(weights, max
         total += paid
     low, high = reward.episode_range
     assert low - 1e-9 <= total <= high + 1e-9
+
+
+def test_a_penalty_that_fails_counts_its_worst_not_zero():
+    """A policy that makes a penalty raise (non-ASCII text, say) must not escape it: under a negative weight a
+    failure counts the range's high end."""
+    from rlfactory_envs.kernel.process_reward import ProcessReward, Turn
+
+    reward = ProcessReward({f"{__name__}:broken": -0.5, "format": 1.0}, max_turns=1)
+    paid, scores, why = reward.score(Turn(1, "thinking", 0, 0, 0, False))
+    assert scores == {f"{__name__}:broken": 1.0, "format": 0.0} and paid == pytest.approx(-0.5)
+    assert "RuntimeError: bug" in why
+
+
+def test_a_blank_answer_is_not_a_readable_response():
+    env = gym.make("rlf/Search-NQ-v0", process_reward={"format": 1.0}).unwrapped
+    try:
+        for answer, paid in (("<answer></answer>", 0.0), ("<answer> \n </answer>", 0.0), ("<answer>x</answer>", 0.25)):
+            env.reset(seed=0)
+            *_, info = env.step(answer)
+            assert info["process_reward"] == pytest.approx(paid), answer
+    finally:
+        env.close()

@@ -79,6 +79,57 @@ def test_a_failing_term_counts_its_low_end_with_the_reason_and_the_others_still_
     assert result.reason.startswith("bad: ") and why in result.reason
 
 
+class Flagged(RewardModelBase):
+    """A model that gave no verdict: ``value`` marked ``reward_failed`` (a judge that could not be read)."""
+
+    reward_range = (0.0, 1.0)
+
+    async def score(self, item):
+        return Reward(0.0, {}, "no verdict", {"reward_failed": True})
+
+
+@pytest.mark.parametrize("model", [Fixed(0.0, fail=True), Fixed(2.0), Flagged()])
+def test_a_failing_penalty_counts_its_worst_not_zero(model):
+    """A policy that can make a penalty term fail must not escape the penalty: under a negative weight a failed
+    term counts its model's high end."""
+    reward = WeightedReward([RewardTerm("penalty", model, -0.5), RewardTerm("good", Fixed(1.0), 1.0)])
+    result = score(reward)
+    assert result.value == pytest.approx(0.5) and result.parts["penalty"] == 1.0
+    assert result.info["failed_terms"] == ["penalty"]
+
+
+def test_a_users_function_that_raises_is_a_failed_term():
+    def broken(answer, ground_truth):
+        raise TypeError("bug")
+
+    from rlfactory_envs.search.task import SearchTask
+
+    function = FunctionReward(broken, "broken")
+    item = RewardInput(task=SearchTask("t", "q?", ("a",)), answer="a")
+    alone = score(function, item)
+    assert alone.value == 0.0 and alone.info == {"reward_failed": True} and "TypeError: bug" in alone.reason
+    result = score(WeightedReward([RewardTerm("broken", function, 1.0), RewardTerm("good", Fixed(1.0), 1.0)]), item)
+    assert result.info["failed_terms"] == ["broken"] and "reward_failed" not in result.info
+
+
+def test_a_users_function_gets_the_familys_ground_truth():
+    seen = []
+
+    def spy(answer, ground_truth):
+        seen.append(ground_truth)
+        return 0.0
+
+    for env_id, expected in (("rlf/Search-NQ-v0", lambda task: {"target": list(task.golden_answers)}),
+                             ("rlf/NL2SQL-Spider-v0", lambda task: task.gold_sql)):
+        env = gym.make(env_id, reward=spy).unwrapped
+        try:
+            env.reset(seed=0)
+            env.step("<answer>x</answer>")
+            assert seen[-1] == expected(env.task) and seen[-1], env_id
+        finally:
+            env.close()
+
+
 def test_a_batch_is_scored_once_per_model():
     model = Fixed(1.0)
     reward = WeightedReward([RewardTerm("a", model, 1.0), RewardTerm("b", Fixed(0.0), 1.0)])

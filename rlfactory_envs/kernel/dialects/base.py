@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from rlfactory_envs.kernel.parsers import ToolCallReading, first_tagged, strip_reasoning
+from rlfactory_envs.kernel.parsers import ToolCallReading, first_tagged, json_problem, strip_reasoning
 from rlfactory_envs.kernel.tool_call import ParsedAction, ToolCall
+from rlfactory_envs.kernel.unicode_text import json_without_lone_surrogates, without_lone_surrogates
 
 Calls = tuple[list[ToolCall] | None, str]
 """The calls read, or ``None`` and why they could not be."""
@@ -29,6 +30,7 @@ def make_call(name: Any, arguments: Any, position: int) -> tuple[ToolCall | None
         return None, f"call {position + 1} has no string name"
     if not isinstance(arguments, dict):
         return None, f"the arguments of {preview(name)!r} must be a JSON object, got {type(arguments).__name__}"
+    name, arguments = without_lone_surrogates(name), json_without_lone_surrogates(arguments)
     return ToolCall(name=name, arguments=arguments, call_id=position), ""
 
 
@@ -48,8 +50,7 @@ def json_object(text: str) -> tuple[Any, str]:
     try:
         return json.loads(text), ""
     except (ValueError, RecursionError) as exc:
-        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-        return None, f"not valid JSON ({reason}): {preview(text)!r}"
+        return None, f"not valid JSON ({json_problem(exc)}): {preview(text)!r}"
 
 
 class NativeCallParser(ToolCallReading):

@@ -30,8 +30,10 @@ Every connection of a ``ReadOnlyDatabase``:
   widths and precisions adding up to more than ``MAX_VALUE_BYTES``, give NULL (what SQLite gives for a result
   over its length limit), whether the format is text or a blob;
 - guards the functions whose work inside one call grows with the product of their arguments' lengths
-  (``instr``, ``replace``, ``trim``/``ltrim``/``rtrim``: a 200 KB ``trim`` runs for 40 s, a 16 MB ``instr`` for
-  hours, and no deadline can stop one call): over ``MAX_QUADRATIC_WORK`` they fail, below it SQLite computes them;
+  (``instr``, ``replace``, ``trim``/``ltrim``/``rtrim``, ``json_patch``: a 200 KB ``trim`` runs for 40 s, a 16 MB
+  ``instr`` for hours, a ``json_patch`` of two 60,000-key objects for 24 s, and no deadline can stop one call): over
+  ``MAX_QUADRATIC_WORK`` they fail, below it SQLite computes them (``json_patch``'s result then reads as text, not
+  JSON, inside another JSON function: ``json(json_patch(...))`` keeps it JSON);
   LIKE/GLOB patterns are capped at ``MAX_LIKE_PATTERN`` characters for the same reason, and a function call at
   ``MAX_FUNCTION_ARGS`` arguments;
 - decodes text as the official Spider evaluator does (UTF-8, undecodable bytes dropped).
@@ -84,7 +86,7 @@ MAX_LIKE_PATTERN = 100  # LIKE/GLOB work grows with value length x pattern lengt
 MAX_FUNCTION_ARGS = 32  # printf's arguments become Python objects: at most 32 x MAX_VALUE_BYTES
 _PRINTF_SPEC_RE = re.compile(r"%[-+ 0#,!]*(\*|\d+)?(?:\.(\*|\d*))?")
 _LEADING_INT_RE = re.compile(rb"^\s*[-+]?\d+")
-_QUADRATIC_FUNCTIONS = ("instr", "replace", "trim", "ltrim", "rtrim")
+_QUADRATIC_FUNCTIONS = ("instr", "replace", "trim", "ltrim", "rtrim", "json_patch")
 _helper = threading.local()
 
 

@@ -116,10 +116,18 @@ def has_top_level_order_by(sql: str) -> bool:
 
 def without_distinct(sql: str) -> str:
     """``sql`` with every ``DISTINCT`` removed (``SELECT DISTINCT a`` -> ``SELECT a``, ``count(DISTINCT a)`` ->
-    ``count(a)``), re-written by sqlglot; ``sql`` itself when it has none. ``UnsafeQuery`` as ``parse_read_query``."""
+    ``count(a)``), re-written by sqlglot; ``sql`` itself when it has none. ``UnsafeQuery`` as ``parse_read_query``,
+    and for a query nested too deeply to write again (sqlglot's writer recurses deeper than its parser)."""
     root = parse_read_query(sql)
     if not any(True for _ in root.find_all(exp.Distinct)):
         return sql
+    try:
+        return _distinct_removed(root)
+    except RecursionError:
+        raise UnsafeQuery("the query is nested too deeply to remove its DISTINCT") from None
+
+
+def _distinct_removed(root: exp.Expression) -> str:
     tree = root.copy()
     for node in list(tree.find_all(exp.Distinct)):
         parent = node.parent
