@@ -4,6 +4,10 @@ without a query that answers the question.
 - ``literal_copy``: run the gold query through the env's own ``run_query`` tool, then answer a constant query
   (``SELECT 1, 'a'`` or ``SELECT * FROM (VALUES ...)``) that reproduces the rows the tool showed. It matches on the
   database the tools see; only test-suite variants of the database (other rows, same schema) defeat it.
+- ``gated_literal_copy``: the literal copy shown only on the database the tools see: a second ``run_query`` reads a
+  fingerprint of the gold's first table there (its row count and rowid sum), and the constant query is gated on it
+  (``... WHERE (fingerprint) = '15/3927290697.0'``), so it gives the gold's rows there and none on a variant. It
+  matches where the gold has no rows on any variant (the reward leaves such a task unscored).
 - ``empty_result_gold_width``: no rows, with as many columns as the gold result (``SELECT NULL, NULL WHERE 0``),
   which matches every task whose gold result is empty.
 - ``select_everything``: every row of the gold's first table (``SELECT * FROM t``).
@@ -118,9 +122,21 @@ def first_table(sql: str) -> str:
     return match.group(1) if match else "sqlite_master"
 
 
-def _last_tool_text(env: ToolEnv) -> str:
+def _tool_text(env: ToolEnv, back: int = 1) -> str:
+    """The text of the ``back``-th latest tool message (``""`` when there is none)."""
     tool_messages = [m for m in env.messages if m.get("role") == "tool"]
-    return str(tool_messages[-1].get("content", "")) if tool_messages else ""
+    return str(tool_messages[-back].get("content", "")) if len(tool_messages) >= back else ""
+
+
+def _run_query(env: ToolEnv, sql: str) -> str:
+    call = env.chat_format.render_call(ToolCall(QUERY_TOOL, {"sql": sql}))
+    return f"<think>\nLet me run a query first.\n</think>\n\n{call}"
+
+
+def fingerprint_query(gold_sql: str) -> str:
+    """A text that tells the database the tools see from a variant of it: the row count and rowid sum of the gold's
+    first table."""
+    return f"SELECT count(*) || '/' || total(rowid) FROM {first_table(gold_sql)}"
 
 
 @dataclass(frozen=True)
@@ -134,9 +150,30 @@ class GoldResultHack:
 
     async def act(self, env: ToolEnv, observation: str) -> str:
         if env.turn == 0:
-            call = env.chat_format.render_call(ToolCall(QUERY_TOOL, {"sql": env.task.gold_sql}))
-            return f"<think>\nLet me run a query first.\n</think>\n\n{call}"
-        return final_answer(env, self.answer(parse_result_table(_last_tool_text(env))))
+            return _run_query(env, env.task.gold_sql)
+        return final_answer(env, self.answer(parse_result_table(_tool_text(env))))
+
+
+@dataclass(frozen=True)
+class GatedCopyHack:
+    """``literal_copy`` gated on the fingerprint of the database the tools see (see the module docstring): turn 1
+    runs the gold query, turn 2 the fingerprint, then the answer."""
+
+    name: str = "gated_literal_copy"
+    description: str = "the literal copy, shown only where a fingerprint of the tools' database matches"
+
+    async def act(self, env: ToolEnv, observation: str) -> str:
+        if env.turn < 2:
+            return _run_query(env, env.task.gold_sql if env.turn == 0 else fingerprint_query(env.task.gold_sql))
+        copy, shown = parse_result_table(_tool_text(env, 2)), parse_result_table(_tool_text(env))
+        return final_answer(env, gated(copy, fingerprint_query(env.task.gold_sql), shown))
+
+
+def gated(copy: ResultTable | None, fingerprint_sql: str, shown: ResultTable | None) -> str:
+    """The literal copy of ``copy`` that gives its rows only where ``fingerprint_sql`` gives what ``shown`` holds."""
+    if copy is None or not copy.rows or shown is None or not shown.rows:
+        return _literal_copy(copy)
+    return f"{constant_query(copy)} WHERE ({fingerprint_sql}) = {sql_literal(shown.rows[0][0])}"
 
 
 def _literal_copy(table: ResultTable | None) -> str:
@@ -152,6 +189,7 @@ def sql_hacks() -> list[RewardHack]:
     return [
         GoldResultHack("literal_copy", "run the gold through run_query, answer a constant query of its rows",
                        _literal_copy),
+        GatedCopyHack(),
         GoldResultHack("empty_result_gold_width", "no rows, with the gold result's number of columns",
                        _empty_with_width),
         FixedResponseHack("select_everything", "every row of the gold's first table (SELECT * FROM t)",

@@ -124,3 +124,41 @@ def test_a_cut_or_failed_result_is_answered_with_what_was_read():
                                                ("12 Main St", "'12 Main St'")])
 def test_sql_literals(cell, literal):
     assert sql_literal(cell) == literal
+
+
+def test_gated_literal_copy_shows_the_gold_rows_on_the_main_file_and_none_on_a_variant(env, tmp_path):
+    """It matches the gold on the database the tools see and gives no rows where the fingerprint differs: it pays
+    only where the gold has no rows on any variant, which the reward leaves unscored."""
+    import shutil
+
+    for task in list(env.tasks)[:6]:
+        first, second, answer = play(env, HACKS["gated_literal_copy"], task.task_id)
+        assert '"name": "run_query"' in first and "total(rowid)" in second
+        constant = env.parser.parse(answer).answer
+        gold_columns, gold_rows = rows_on_main_file(task.db_id, task.gold_sql)
+        columns, rows = rows_on_main_file(task.db_id, constant)
+        assert spider_match(gold_rows, rows, order_matters=has_top_level_order_by(task.gold_sql),
+                            gold_columns=len(gold_columns), pred_columns=len(columns)), (task.task_id, constant)
+        if gold_rows:
+            variant = tmp_path / f"{task.db_id}.sqlite"
+            shutil.copy(SAMPLE_DB_DIR / task.db_id / f"{task.db_id}.sqlite", variant)
+            with sqlite3.connect(variant) as connection:
+                table = first_table(task.gold_sql)
+                connection.execute(f"DELETE FROM {table} WHERE rowid = (SELECT max(rowid) FROM {table})")
+                assert connection.execute(constant).fetchall() == []
+
+
+def test_a_gold_with_rows_on_the_main_file_only_is_unscored():
+    from rlfactory_reward_models.sql.unscorable import unscorable_reason
+    from rlfactory_tool_servers.sql.sandbox.engine import QueryResult
+
+    def result(*rows):
+        return QueryResult(("document_id",), list(rows), False, 0.0)
+
+    reason = unscorable_reason([result((16514113,)), result(), result()], comparison="spider", order_matters=False,
+                               suite=True)
+    assert "rows on the task's database only" in reason
+    assert unscorable_reason([result((1,)), result(), result((2,))], comparison="spider", order_matters=False,
+                             suite=True) is None
+    assert unscorable_reason([result((1,)), result()], comparison="spider", order_matters=False, suite=True,
+                             constant_gold="match") is None

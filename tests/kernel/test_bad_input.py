@@ -167,7 +167,8 @@ def test_lone_surrogates_in_tool_output_become_replacement_characters():
         env.close()
 
 
-LONE_SURROGATE_CALL = '<tool_call>\n{"name": "search", "arguments": {"query": "harn \\ud800", "\\udc00": ["\\udfff"]}}\n</tool_call>'
+LONE_SURROGATE_CALL = ('<tool_call>\n{"name": "search", "arguments": {"query": "harn \\ud800", "\\udc00": ["\\udfff"]}}'
+                       '\n</tool_call>')
 """A call whose JSON escapes decode to lone surrogates, which no UTF-8 request, file or tokenizer can hold."""
 
 
@@ -177,7 +178,8 @@ def test_lone_surrogate_escapes_in_a_tool_call_become_replacement_characters():
 
     (parsed,) = HermesToolCallParser().parse(LONE_SURROGATE_CALL).tool_calls
     assert parsed.arguments == {"query": "harn \ufffd", "\ufffd": ["\ufffd"]}
-    paired = HermesToolCallParser().parse('<tool_call>{"name": "s", "arguments": {"q": "\\ud83d\\ude00 é"}}</tool_call>')
+    paired = HermesToolCallParser().parse(
+        '<tool_call>{"name": "s", "arguments": {"q": "\\ud83d\\ude00 é"}}</tool_call>')
     assert paired.tool_calls[0].arguments == {"q": "\U0001F600 é"}
     call, _ = make_call("search\ud800", {"query": ["a\udfff"]}, 0)
     assert (call.name, call.arguments) == ("search\ufffd", {"query": ["a\ufffd"]})

@@ -6,7 +6,10 @@
   one is ``empty_gold``'s): a query of constants that reproduces it (``SELECT 0`` for a count that is 0 everywhere)
   matches on all of them. On Spider dev these are counts and sums over rows that match nothing on any database
   (flight_2's cities are stored with a stray space, ``'Aberdeen '``, and a generated variant draws its values from
-  the original's), 12 of the 972 questions; the list is in rlfactory_envs/sql/README.md.
+  the original's), 12 of the 972 questions; the list is in rlfactory_envs/sql/README.md. Also when the gold result
+  has rows on the task's database and none on every other database of the suite: a constant gated on the task's
+  database's own data (``SELECT ... WHERE (SELECT count(*) FROM t) = 15``) shows the rows there and none elsewhere,
+  and matches on all of them (3 Spider dev questions with the default suites, found by a hostile review).
 
 ``"unscored"`` (the default for both) scores such a task 0 whatever the answer, with the reason: under GRPO equal
 rewards in a group carry no advantage, so the task drops out of the gradient instead of paying constants.
@@ -39,8 +42,12 @@ def unscorable_reason(golds: Sequence[Any], *, comparison: Comparison, order_mat
     ``constant_gold``)."""
     if empty_gold == "unscored" and not any(gold.rows for gold in golds):
         return "the gold result is empty on every database of the suite: unscored (empty_gold='unscored')"
-    if constant_gold == "unscored" and suite and golds[0].rows and all(
-            results_match(comparison, golds[0], gold, order_matters) for gold in golds[1:]):
+    if constant_gold != "unscored" or not suite or not golds[0].rows:
+        return None
+    if all(results_match(comparison, golds[0], gold, order_matters) for gold in golds[1:]):
         return ("the gold result is the same on every database of the suite, so a constant answer would match it: "
                 "unscored (constant_gold='unscored')")
+    if not any(gold.rows for gold in golds[1:]):
+        return ("the gold result has rows on the task's database only, so a constant gated on that database's data "
+                "would match it on every database of the suite: unscored (constant_gold='unscored')")
     return None
