@@ -140,3 +140,12 @@ def test_run_query_answers_hostile_queries_with_a_capped_result():
         assert sum(len(item.text) for item in result.content) <= MAX_MESSAGE_CHARS, sql[:80]
     assert any(r.is_error and "at most 100,000" in r.content[0].text for r in results)
     assert any(not r.is_error and "result cut" in r.content[0].text for r in results)
+
+
+@pytest.mark.parametrize("depth", [500, 700, 900])
+def test_a_distinct_query_too_deep_to_write_again_is_refused(depth):
+    """sqlglot's writer recurses deeper than its parser: a query parsed at this depth raised RecursionError when
+    ``distinct="strip"`` wrote it again, and the reward counted a failure the policy could cause at will.
+    (Hypothesis raises the recursion limit while it runs a test, so this is a plain test.)"""
+    with pytest.raises(UnsafeQuery):
+        without_distinct("SELECT DISTINCT " + "abs(" * depth + "1" + ")" * depth)
