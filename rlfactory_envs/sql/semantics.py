@@ -30,5 +30,7 @@ def sql_rewards(env: Any, action: str, result: Any) -> None:
 
 
 def semantics_options(env_id: str) -> Mapping[str, Any]:
-    return {"env_kwargs": {"max_turns": 3, "max_action_chars": 4096, "query_timeout_s": 0.5}, "max_examples": 50,
+    """``query_timeout_s`` 2 s: its queries are quick, but the time one waits for a worker counts, and at 0.5 s a
+    ``SELECT 1`` on a loaded 2-core CI machine once timed out alone and not in the batch."""
+    return {"env_kwargs": {"max_turns": 3, "max_action_chars": 4096, "query_timeout_s": 2.0}, "max_examples": 50,
             "actions": SQL_ACTIONS, "idle_action": tool_call_text("list_tables"), "check_step": sql_rewards}
